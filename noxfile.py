@@ -1,0 +1,186 @@
+"""nox sessions of the nips25 monorepo, one per package and purpose (CONTRACT.md, section 5).
+
+Sessions are generated from the directories under ``packages/``. Every session installs from ``uv.lock``
+(``uv sync --locked``) into its own environment, since no single environment can hold every package.
+
+    uvx nox -l                    list every session
+    uvx nox -s test               lint, check-pins, then every package's tests
+    uvx nox -s reproduce          every package's headline experiment, then reports/SUMMARY.md
+    uvx nox -s test-<slug>        one package: ruff, mypy on its src, pytest
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.10.9"
+nox.options.default_venv_backend = "uv"
+nox.options.error_on_external_run = True
+nox.options.sessions = ["test"]
+
+ROOT = Path(__file__).parent
+PACKAGES = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").is_file())
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "MPLBACKEND": "Agg"}
+# Packages pinned to an old torch in their own lock fork (tool.uv.conflicts); nothing else may resolve to it.
+OLD_TORCH_FORKS = {"gfm"}
+RUFF = "ruff@0.17.5"
+MYPY = "mypy==2.4.1"
+MIN_TORCH = (2, 3)
+
+
+def _meta(slug: str) -> dict:
+    path = ROOT / "shared" / "pyproject.toml" if slug == "shared" else ROOT / "packages" / slug / "pyproject.toml"
+    return tomllib.loads(path.read_text())
+
+
+def _dist(slug: str) -> str:
+    return f"nips25-{slug}"
+
+
+def _sync(
+    session: nox.Session, slug: str, *, groups: tuple[str, ...] = ("test",), extras: tuple[str, ...] = ()
+) -> None:
+    """Install one package (and its groups/extras) from the lock into this session's environment."""
+    args = ["uv", "sync", "--locked", "--package", _dist(slug), "--no-default-groups"]
+    declared = _meta(slug).get("dependency-groups", {})
+    for group in groups:
+        if group in declared:
+            args += ["--group", group]
+    for extra in extras:
+        args += ["--extra", extra]
+    session.run_install(*args, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location}, external=True)
+
+
+def _env() -> dict[str, str]:
+    return {**OFFLINE, "NIPS25_CACHE_DIR": str(ROOT / ".cache" / "nips25")}
+
+
+@nox.session(python=False, venv_backend="none")
+def lint(session: nox.Session) -> None:
+    """ruff check and ruff format --check over the whole repository.
+
+    mypy needs each package's own environment (no single one holds them all), so it runs on every ``src/`` in the
+    ``test-shared`` and ``test-<slug>`` sessions.
+    """
+    session.run("uvx", RUFF, "check", ".", external=True)
+    session.run("uvx", RUFF, "format", "--check", ".", external=True)
+
+
+@nox.session(name="test-shared")
+def test_shared(session: nox.Session) -> None:
+    """nips25-shared: mypy on src, then its tests."""
+    _sync(session, "shared")
+    session.install(MYPY)
+    session.run("mypy", "shared/src")
+    session.run("pytest", "shared/tests", *session.posargs, env=_env())
+
+
+@nox.session(name="check-pins", python=False, venv_backend="none")
+def check_pins(session: nox.Session) -> None:
+    """The lock is current; sibling ranges admit the workspace's versions; only old-torch forks get torch<2.3."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    session.run("uv", "lock", "--check", external=True)
+    versions = {"nips25-shared": _meta("shared")["project"]["version"]}
+    versions.update({_dist(s): _meta(s)["project"]["version"] for s in PACKAGES})
+    problems = []
+    for slug in ["shared", *PACKAGES]:
+        meta = _meta(slug)["project"]
+        deps = list(meta.get("dependencies", []))
+        deps += [d for extra in meta.get("optional-dependencies", {}).values() for d in extra]
+        for dep in map(Requirement, deps):
+            if dep.name in versions and not dep.specifier.contains(versions[dep.name], prereleases=True):
+                problems.append(f"{slug}: {dep} does not admit the workspace's {dep.name} {versions[dep.name]}")
+    for slug in PACKAGES:
+        if slug in OLD_TORCH_FORKS:
+            continue
+        out = session.run(
+            "uv", "export", "--locked", "--package", _dist(slug), "--no-hashes", "--all-extras", "--no-header",
+            "--no-emit-workspace", silent=True, external=True,
+        )  # fmt: skip
+        for line in str(out).splitlines():
+            if line.startswith("torch=="):
+                torch = Version(line.split("==")[1].split(";")[0].strip())
+                if torch.release[:2] < MIN_TORCH:
+                    problems.append(f"{slug}: resolves to torch {torch}, below {MIN_TORCH}")
+    if problems:
+        session.error("\n".join(problems))
+    session.log(f"pins consistent for nips25-shared and {len(PACKAGES)} packages")
+
+
+def _make_package_sessions(slug: str) -> None:
+    pkg = f"packages/{slug}"
+    extras = tuple(_meta(slug).get("tool", {}).get("nips25", {}).get("reproduce-extras", ()))
+
+    @nox.session(name=f"test-{slug}")
+    def test(session: nox.Session) -> None:
+        """ruff on the package, mypy on its src, then its tests, in the package's own environment."""
+        session.run("uvx", RUFF, "check", pkg, external=True)
+        session.run("uvx", RUFF, "format", "--check", pkg, external=True)
+        _sync(session, slug)
+        session.install(MYPY)
+        session.run("mypy", f"{pkg}/src")
+        session.run("pytest", f"{pkg}/tests", *session.posargs, env=_env())
+
+    @nox.session(name=f"reproduce-{slug}")
+    def reproduce(session: nox.Session) -> None:
+        """The package's headline experiment on its default input; writes reports/<slug>/."""
+        _sync(session, slug, groups=(), extras=extras)
+        args = session.posargs or ["--profile", "quick"]
+        session.run(f"nips25-{slug}", "reproduce", "--out", f"reports/{slug}", *args, env=_env())
+
+    @nox.session(name=f"bench-{slug}")
+    def bench(session: nox.Session) -> None:
+        """The package's benchmark side by side with its peer; prints the ratio."""
+        _sync(session, slug, groups=("test", "bench"), extras=extras)
+        for script in sorted((ROOT / pkg / "benchmarks").glob("bench_*.py")):
+            session.run("python", str(script), *session.posargs, env=_env())
+
+    @nox.session(name=f"build-{slug}", python=False, venv_backend="none")
+    def build(session: nox.Session) -> None:
+        """Wheel and sdist of the package and of nips25-shared, built without workspace sources."""
+        out = ROOT / "dist" / slug
+        shutil.rmtree(out, ignore_errors=True)
+        for dist in ("nips25-shared", _dist(slug)):
+            session.run("uv", "build", "--package", dist, "--no-sources", "--out-dir", str(out), external=True)
+
+    @nox.session(name=f"smoke-{slug}", venv_backend="venv")
+    def smoke(session: nox.Session) -> None:
+        """pip-install the built wheels alone in a clean venv, import the package, run its --help."""
+        out = ROOT / "dist" / slug
+        if not list(out.glob("*.whl")):
+            session.notify(f"build-{slug}")
+            session.run(
+                "uv", "build", "--package", "nips25-shared", "--no-sources", "--out-dir", str(out), external=True
+            )
+            session.run("uv", "build", "--package", _dist(slug), "--no-sources", "--out-dir", str(out), external=True)
+        wheels = sorted(str(w) for w in out.glob("*.whl"))
+        session.run("python", "-m", "pip", "install", "--quiet", *wheels)
+        module = f"nips25_{slug}"
+        session.run("python", "-c", f"import {module}; print({module}.__name__, {module}.__version__)")
+        session.run(f"nips25-{slug}", "--help", env=OFFLINE)
+
+
+for _slug in PACKAGES:
+    _make_package_sessions(_slug)
+
+
+@nox.session(
+    python=False, venv_backend="none", requires=["lint", "check-pins", "test-shared", *(f"test-{s}" for s in PACKAGES)]
+)
+def test(session: nox.Session) -> None:
+    """Lint, check-pins, then every package's tests (each in its own environment)."""
+    session.log(f"all test sessions passed: shared and {len(PACKAGES)} packages")
+
+
+@nox.session(requires=[f"reproduce-{s}" for s in PACKAGES])
+def reproduce(session: nox.Session) -> None:
+    """Every package's headline experiment, then reports/SUMMARY.md."""
+    _sync(session, "shared", groups=())
+    session.run("python", "-m", "nips25_shared.reports", "summarize", "reports", "--packages", *PACKAGES)
+    session.log(f"summary: {ROOT / 'reports' / 'SUMMARY.md'}")

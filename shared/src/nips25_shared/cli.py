@@ -1,0 +1,48 @@
+"""Command-line pieces every package's ``nips25-<slug>`` command shares: common flags and the reproduce runner."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from nips25_shared.logs import configure_logging, get_logger
+from nips25_shared.reports import Report, write_report
+from nips25_shared.seeds import seed_everything
+
+__all__ = ["add_common_arguments", "run_reproduce"]
+
+PROFILES = ("quick", "paper")
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, *, slug: str) -> argparse.ArgumentParser:
+    """Add ``-v/--verbose``, ``-q/--quiet``, ``--seed``, ``--out`` and ``--profile`` to ``parser``.
+
+    ``--out`` defaults to ``reports/<slug>`` under the current directory; ``--profile`` to ``quick``.
+    """
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (repeatable)")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="less log output, no progress bars")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--out", type=Path, default=Path("reports") / slug, help=f"output dir (reports/{slug})")
+    parser.add_argument("--profile", choices=PROFILES, default="quick", help="quick (CPU, minutes) or paper")
+    return parser
+
+
+def run_reproduce(reproduce: Callable[..., Report], args: argparse.Namespace) -> Report:
+    """Configure logging and seeds from ``args``, run ``reproduce(profile=, seed=, out_dir=)``, write the report.
+
+    The reproduce function saves its figures into ``out_dir`` and lists them in ``Report.figures``.
+    """
+    configure_logging(args.verbose - args.quiet)
+    log = get_logger("nips25_shared.cli")
+    seed_everything(args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    report = reproduce(profile=args.profile, seed=args.seed, out_dir=out)
+    log.info("reproduce finished in %.1f s", time.perf_counter() - start)
+    path = write_report(report, out)
+    held = sum(c.holds for c in report.claims)
+    print(f"{report.package}: {held}/{len(report.claims)} claims hold; wrote {path} and {out / 'report.md'}")
+    return report

@@ -1,0 +1,45 @@
+import argparse
+import json
+
+from nips25_shared import Claim, Report, add_common_arguments, run_reproduce
+
+
+def _reproduce(*, profile, seed, out_dir):
+    import numpy as np
+
+    x = float(np.random.default_rng(seed).normal())
+    return Report(
+        package="demo",
+        title="Demo",
+        profile=profile,
+        seed=seed,
+        config={"x": x},
+        claims=[
+            Claim(
+                id="x-finite",
+                statement="x is finite.",
+                paper=None,
+                measured=x,
+                criterion="isfinite(x)",
+                holds=bool(np.isfinite(x)),
+                scale_note="none",
+            )
+        ],
+        wall_time_s=0.0,
+    )
+
+
+def test_reproduce_run_writes_report_and_is_deterministic(tmp_path, capsys):
+    parser = add_common_arguments(argparse.ArgumentParser(), slug="demo")
+    outs = []
+    for sub in ("a", "b"):
+        args = parser.parse_args(["-q", "--seed", "5", "--out", str(tmp_path / sub)])
+        run_reproduce(_reproduce, args)
+        outs.append(json.loads((tmp_path / sub / "results.json").read_text()))
+    assert outs[0]["claims"] == outs[1]["claims"] and outs[0]["seed"] == 5
+    assert "1/1 claims hold" in capsys.readouterr().out
+
+
+def test_defaults():
+    args = add_common_arguments(argparse.ArgumentParser(), slug="demo").parse_args([])
+    assert (args.profile, args.seed, str(args.out)) == ("quick", 0, "reports/demo")
