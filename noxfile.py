@@ -154,7 +154,6 @@ def _make_package_sessions(slug: str) -> None:
         """pip-install the built wheels alone in a clean venv, import the package, run its --help."""
         out = ROOT / "dist" / slug
         if not list(out.glob("*.whl")):
-            session.notify(f"build-{slug}")
             session.run(
                 "uv", "build", "--package", "nips25-shared", "--no-sources", "--out-dir", str(out), external=True
             )
