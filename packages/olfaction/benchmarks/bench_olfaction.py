@@ -13,7 +13,6 @@ import time
 
 import jax
 import numpy as np
-
 from nips25_olfaction import Circuit, CircuitParams, OUNoise, olsen_pn, simulate, synthetic_odors
 
 N_KC, N_ODORS, N_TRIALS, REPEATS = 2000, 8, 8, 5

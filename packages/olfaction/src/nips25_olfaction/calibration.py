@@ -10,6 +10,7 @@ The paper's constants were not retrieved, so three gains are set by rules fixed 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import jax
@@ -54,7 +55,9 @@ def sfa_gain_for_ratio(params: CircuitParams, *, ratio: float = 0.5, drive: floa
     return (v - lif_v_inf(r, params)) / (params.delta_a * r * params.tau_sfa)
 
 
-def _bisect(f, lo: float, hi: float, target: float, *, increasing: bool, iters: int = 30) -> float:
+def _bisect(
+    f: Callable[[float], float], lo: float, hi: float, target: float, *, increasing: bool, iters: int = 30
+) -> float:
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
         if (f(mid) < target) == increasing:

@@ -146,8 +146,7 @@ def hard_subset(pn: ArrayLike, k: int) -> NDArray[np.intp]:
     pn = _check_matrix(pn, "pn")
     if not 2 <= k <= pn.shape[0]:
         raise ValueError(f"k must be in [2, {pn.shape[0]}], got {k}")
-    corr = np.corrcoef(pn)
-    corr = np.nan_to_num(corr, nan=0.0)
+    corr = np.nan_to_num(np.atleast_2d(np.corrcoef(pn)), nan=0.0)
     centre = int(np.argmax(corr.mean(axis=1)))
     order = np.argsort(-corr[centre], kind="stable")
     return np.sort(order[:k])

@@ -66,9 +66,9 @@ def _odors(profile: Profile, seed: int) -> tuple[NDArray[np.float64], NDArray[np
             f"Hallem-Carlson (drosolf): {profile.n_odors} most similar odours; calibration on {len(cal)} others",
         )
     rng = np.random.default_rng(seed)
-    test = olsen_pn(synthetic_odors(rng, profile.n_odors))
-    cal = olsen_pn(synthetic_odors(np.random.default_rng(seed + 1), max(profile.n_calibration_odors, 2)))
-    return test, cal, "synthetic odours (drosolf not installed: pip install 'nips25-olfaction[hallem]')"
+    test_pn = olsen_pn(synthetic_odors(rng, profile.n_odors))
+    cal_pn = olsen_pn(synthetic_odors(np.random.default_rng(seed + 1), max(profile.n_calibration_odors, 2)))
+    return test_pn, cal_pn, "synthetic odours (drosolf not installed: pip install 'nips25-olfaction[hallem]')"
 
 
 def _paired(result: SweepResult, readout: str, a: str, b: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
