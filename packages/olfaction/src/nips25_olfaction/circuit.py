@@ -1,0 +1,216 @@
+"""The PN-to-KC circuit: sparse random claws, KC leaky integrate-and-fire with adaptation and APL-like inhibition."""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from numpy.typing import ArrayLike
+
+from nips25_olfaction.noise import Noise, OUNoise, WhiteNoise, noise_step
+from nips25_olfaction.params import CONDITIONS, CircuitParams
+
+__all__ = ["Circuit", "random_claws", "simulate"]
+
+
+def random_claws(key: jax.Array, n_kc: int, n_pn: int, claws: int) -> jax.Array:
+    """PN-to-KC connectivity: every KC draws exactly ``claws`` distinct PNs uniformly at random.
+
+    Args:
+        key: JAX PRNG key (connectivity only; noise uses its own key).
+        n_kc: number of Kenyon cells.
+        n_pn: number of projection neurons (glomeruli).
+        claws: inputs per KC, ``1 <= claws <= n_pn`` (adult fly: 6-7).
+
+    Returns:
+        0/1 matrix, shape ``(n_kc, n_pn)``, float32, every row summing to ``claws``.
+
+    Raises:
+        ValueError: if a size is out of range.
+    """
+    if n_kc < 1 or n_pn < 1:
+        raise ValueError(f"n_kc and n_pn must be >= 1, got {n_kc}, {n_pn}")
+    if not 1 <= claws <= n_pn:
+        raise ValueError(f"claws must be in [1, n_pn={n_pn}], got {claws}")
+    scores = jax.random.uniform(key, (n_kc, n_pn))
+    chosen = jnp.argsort(scores, axis=1)[:, :claws]
+    return jnp.zeros((n_kc, n_pn), jnp.float32).at[jnp.arange(n_kc)[:, None], chosen].set(1.0)
+
+
+@dataclass(frozen=True)
+class Circuit:
+    """A fly mushroom-body circuit: fixed PN-to-KC connectivity plus which modules are on.
+
+    Attributes:
+        connectivity: 0/1 matrix ``(n_kc, n_pn)``.
+        li: lateral inhibition (APL-like global feedback onto KCs) on or off.
+        sfa: spike-frequency adaptation of KCs on or off.
+        params: membrane, LI and SFA constants.
+    """
+
+    connectivity: jax.Array
+    li: bool = True
+    sfa: bool = True
+    params: CircuitParams = field(default_factory=CircuitParams)
+
+    def __post_init__(self) -> None:
+        c = np.asarray(self.connectivity)
+        if c.ndim != 2 or c.size == 0:
+            raise ValueError(f"connectivity must be a non-empty (n_kc, n_pn) matrix, got shape {c.shape}")
+        if not np.all((c == 0) | (c == 1)):
+            raise ValueError("connectivity must hold only 0 and 1")
+
+    @classmethod
+    def random(
+        cls,
+        key: jax.Array,
+        *,
+        n_pn: int,
+        n_kc: int = 2000,
+        claws: int = 6,
+        li: bool = True,
+        sfa: bool = True,
+        params: CircuitParams | None = None,
+    ) -> Circuit:
+        """A circuit with :func:`random_claws` connectivity (``key`` fixes the wiring only)."""
+        return cls(random_claws(key, n_kc, n_pn, claws), li=li, sfa=sfa, params=params or CircuitParams())
+
+    @property
+    def n_kc(self) -> int:
+        return int(self.connectivity.shape[0])
+
+    @property
+    def n_pn(self) -> int:
+        return int(self.connectivity.shape[1])
+
+    def with_condition(self, condition: str) -> Circuit:
+        """The same wiring under one of the paper's conditions ``"none"``, ``"LI"``, ``"SFA"``, ``"LI+SFA"``."""
+        if condition not in CONDITIONS:
+            raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
+        return replace(self, li="LI" in condition, sfa="SFA" in condition)
+
+
+def _trial(
+    drive_pn: jax.Array,
+    key: jax.Array,
+    connectivity: jax.Array,
+    p: CircuitParams,
+    gains: jax.Array,
+    sigma: jax.Array,
+    noise_decay: float,
+    record_raster: bool,
+) -> tuple[jax.Array, jax.Array]:
+    """One trial of one odour: scan over time steps. Returns (spike counts (n_kc,), raster (T, n_kc) or empty)."""
+    n_kc, n_pn = connectivity.shape
+    decay_m = math.exp(-p.dt / p.tau_m)
+    decay_li = math.exp(-p.dt / p.tau_li)
+    decay_sfa = math.exp(-p.dt / p.tau_sfa)
+    w_pn, w_li, g_sfa = gains[0], gains[1], gains[2]
+    key0, key_steps = jax.random.split(key)
+    xi0 = sigma * jax.random.normal(key0, (n_pn,))
+    keys = jax.random.split(key_steps, p.n_steps)
+
+    def step(state, k):
+        v, refr, a, z, xi, counts = state
+        pn = jnp.maximum(drive_pn + xi, 0.0)
+        v_inf = w_pn * (connectivity @ pn) - w_li * z - g_sfa * a
+        refractory = refr > 0
+        v = jnp.where(refractory, p.v_reset, v_inf + (v - v_inf) * decay_m)
+        spike = (v >= p.theta) & ~refractory
+        v = jnp.where(spike, p.v_reset, v)
+        refr = jnp.where(spike, p.ref_steps, jnp.maximum(refr - 1, 0))
+        s = spike.astype(jnp.float32)
+        a = a * decay_sfa + p.delta_a * s
+        z = z * decay_li + (1.0 - decay_li) * jnp.mean(s) / p.dt
+        xi = noise_step(xi, k, sigma, noise_decay)
+        out = s if record_raster else jnp.zeros((0,), jnp.float32)
+        return (v, refr, a, z, xi, counts + s), out
+
+    zeros = jnp.zeros(n_kc, jnp.float32)
+    init = (zeros, jnp.zeros(n_kc, jnp.int32), zeros, jnp.float32(0.0), xi0, zeros)
+    (_, _, _, _, _, counts), raster = jax.lax.scan(step, init, keys)
+    return counts, raster
+
+
+def simulate(
+    circuit: Circuit,
+    pn_rates: ArrayLike,
+    *,
+    noise: Noise,
+    n_trials: int,
+    key: jax.Array,
+    record: Literal["counts", "raster"] = "counts",
+) -> jax.Array:
+    r"""Simulate KC responses to every odour, ``n_trials`` noisy trials each (``lax.scan`` in time, ``vmap`` over
+    trials and odours).
+
+    At each step the PN drive is :math:`\max(\mathrm{PN} + \xi_t, 0)` with :math:`\xi` from ``noise`` (one
+    independent noise process per PN, per trial), then the KC layer of :class:`CircuitParams` is advanced by
+    exponential Euler.
+
+    Args:
+        circuit: wiring, modules and constants.
+        pn_rates: mean PN rates (Hz), shape ``(K, n_pn)``.
+        noise: :class:`WhiteNoise` or :class:`OUNoise` (``sigma`` in Hz).
+        n_trials: trials per odour, ``>= 1``.
+        key: JAX PRNG key for the noise (the wiring is fixed by the circuit).
+        record: ``"counts"`` (spike counts over the window) or ``"raster"`` (every step).
+
+    Returns:
+        ``"counts"``: float32 ``(K, n_trials, n_kc)``; ``"raster"``: float32 ``(K, n_trials, T, n_kc)`` of 0/1.
+
+    Raises:
+        ValueError: on malformed ``pn_rates``, ``n_trials < 1``, a PN count that differs from the wiring, or an
+            unknown ``record``.
+        TypeError: if ``noise`` is not a noise model.
+
+    References:
+        Li, Yu, Yu & Zang, "Seemingly Redundant Modules Enhance Robust Odor Learning in Fruit Flies", NeurIPS 2025.
+    """
+    rates = np.asarray(pn_rates, dtype=np.float64)
+    if rates.ndim != 2 or rates.shape[0] == 0:
+        raise ValueError(f"pn_rates must have shape (K, n_pn) with K >= 1, got {rates.shape}")
+    if rates.shape[1] != circuit.n_pn:
+        raise ValueError(f"pn_rates has {rates.shape[1]} PNs, the circuit's wiring has {circuit.n_pn}")
+    if not np.all(np.isfinite(rates)) or np.any(rates < 0):
+        raise ValueError("pn_rates must be finite and >= 0 (Hz)")
+    if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
+        raise ValueError(f"n_trials must be an int >= 1, got {n_trials!r}")
+    if not isinstance(noise, (WhiteNoise, OUNoise)):
+        raise TypeError(f"noise must be WhiteNoise or OUNoise, got {type(noise).__name__}")
+    if record not in ("counts", "raster"):
+        raise ValueError(f"record must be 'counts' or 'raster', got {record!r}")
+    p = circuit.params
+    gains = jnp.asarray([p.w_pn, p.w_li if circuit.li else 0.0, p.g_sfa if circuit.sfa else 0.0], jnp.float32)
+    # Only the time grid and the noise's memory are compiled in; gains and sigma are traced, so sweeping them
+    # (calibration, noise levels) reuses one compiled program.
+    structure = replace(p, w_pn=0.0, w_li=0.0, g_sfa=0.0)
+    return _simulate_jit(
+        circuit.connectivity,
+        jnp.asarray(rates, jnp.float32),
+        key,
+        gains,
+        jnp.float32(noise.sigma),
+        structure,
+        noise.decay_over(p.dt),
+        n_trials,
+        record == "raster",
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("p", "noise_decay", "n_trials", "record_raster"))
+def _simulate_jit(connectivity, rates, key, gains, sigma, p, noise_decay, n_trials, record_raster):
+    n_odors = rates.shape[0]
+    keys = jax.random.split(key, (n_odors, n_trials))
+
+    def one(rate, k):
+        return _trial(rate, k, connectivity, p, gains, sigma, noise_decay, record_raster)
+
+    per_trial = jax.vmap(one, in_axes=(None, 0))
+    counts, raster = jax.vmap(per_trial, in_axes=(0, 0))(rates, keys)
+    return raster if record_raster else counts

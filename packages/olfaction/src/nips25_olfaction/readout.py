@@ -1,0 +1,104 @@
+"""Readouts of KC spike counts: an MBON-style associative rule, a nearest-centroid and a logistic probe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.linear_model import LogisticRegression
+
+__all__ = ["READOUTS", "Readout", "accuracy", "fit_readout"]
+
+READOUTS = ("mbon", "centroid", "logistic")
+ReadoutKind = Literal["mbon", "centroid", "logistic"]
+
+
+def _check(x: ArrayLike, labels: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.intp] | None]:
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"counts must be a non-empty 2-D array (trials, n_kc), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("counts must be finite")
+    if labels is None:
+        return arr, None
+    lab = np.asarray(labels)
+    if lab.shape != (arr.shape[0],):
+        raise ValueError(f"labels must have shape ({arr.shape[0]},), got {lab.shape}")
+    if len(np.unique(lab)) < 2:
+        raise ValueError("labels must hold at least two classes")
+    return arr, lab.astype(np.intp)
+
+
+@dataclass(frozen=True)
+class Readout:
+    """A fitted readout; ``predict(counts (N, n_kc)) -> labels (N,)``."""
+
+    kind: str
+    classes: NDArray[np.intp]
+    model: object
+
+    def predict(self, counts: ArrayLike) -> NDArray[np.intp]:
+        x, _ = _check(counts)
+        if self.kind in ("mbon", "centroid"):
+            weights = np.asarray(self.model)
+            if x.shape[1] != weights.shape[1]:
+                raise ValueError(f"counts has {x.shape[1]} KCs, the readout was fit on {weights.shape[1]}")
+            if self.kind == "mbon":
+                scores = (x > 0).astype(np.float64) @ weights.T
+            else:  # nearest centroid: argmin ||x - m_c||^2 = argmax (x.m_c - ||m_c||^2 / 2)
+                scores = x @ weights.T - 0.5 * (weights**2).sum(axis=1)
+            return self.classes[np.argmax(scores, axis=1)]
+        return np.asarray(self.model.predict(x), dtype=np.intp)  # type: ignore[attr-defined]
+
+
+def fit_readout(counts: ArrayLike, labels: ArrayLike, *, kind: ReadoutKind = "mbon") -> Readout:
+    r"""Fit a readout of odour identity from KC spike counts.
+
+    * ``"mbon"``: one output neuron per odour; dopamine-gated Hebbian learning potentiates the KC-to-MBON synapses
+      of the KCs active on that odour's training trials: :math:`w_{c,i} = P(\mathrm{KC}_i\ \text{active} \mid c)
+      - \bar P(\mathrm{KC}_i\ \text{active})`; prediction is the MBON with the largest summed input from the active
+      KCs (binary KC code).
+    * ``"centroid"``: nearest class mean of the counts (Euclidean), ties to the lower class index.
+    * ``"logistic"``: scikit-learn ``LogisticRegression`` (L2, C=1) on the counts.
+
+    Args:
+        counts: spike counts, shape ``(N, n_kc)``.
+        labels: odour index per trial, shape ``(N,)``, at least two classes.
+        kind: readout type.
+
+    Returns:
+        The fitted :class:`Readout`.
+
+    Raises:
+        ValueError: on malformed inputs or an unknown ``kind``.
+    """
+    if kind not in READOUTS:
+        raise ValueError(f"kind must be one of {READOUTS}, got {kind!r}")
+    x, lab = _check(counts, labels)
+    assert lab is not None
+    classes = np.unique(lab)
+    if kind == "mbon":
+        active = (x > 0).astype(np.float64)
+        p_class = np.stack([active[lab == c].mean(axis=0) for c in classes])
+        return Readout(kind, classes, p_class - active.mean(axis=0, keepdims=True))
+    if kind == "centroid":
+        return Readout(kind, classes, np.stack([x[lab == c].mean(axis=0) for c in classes]))
+    model = LogisticRegression(C=1.0, max_iter=500)
+    model.fit(x, lab)
+    return Readout(kind, classes, model)
+
+
+def accuracy(
+    train_counts: ArrayLike,
+    train_labels: ArrayLike,
+    test_counts: ArrayLike,
+    test_labels: ArrayLike,
+    *,
+    kind: ReadoutKind = "mbon",
+) -> float:
+    """Held-out accuracy of a readout fitted on the training trials (fraction of test trials correctly named)."""
+    readout = fit_readout(train_counts, train_labels, kind=kind)
+    _, lab = _check(test_counts, test_labels)
+    return float(np.mean(readout.predict(test_counts) == lab))

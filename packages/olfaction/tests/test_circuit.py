@@ -1,0 +1,115 @@
+"""Wiring, lateral inhibition, determinism and bad input of the circuit simulation."""
+
+import itertools
+from dataclasses import replace
+
+import jax
+import numpy as np
+import pytest
+from nips25_olfaction import (
+    Circuit,
+    CircuitParams,
+    OUNoise,
+    WhiteNoise,
+    olsen_pn,
+    random_claws,
+    simulate,
+    synthetic_odors,
+)
+
+PARAMS = CircuitParams(window=0.05, w_pn=4e-3)
+
+
+@pytest.fixture(scope="module")
+def odors():
+    return olsen_pn(synthetic_odors(np.random.default_rng(0), 6))
+
+
+@pytest.mark.parametrize("claws", [1, 6, 24])
+def test_exactly_the_configured_claws(claws):
+    c = np.asarray(random_claws(jax.random.key(3), 500, 24, claws))
+    assert set(np.unique(c)) <= {0.0, 1.0}
+    assert (c.sum(axis=1) == claws).all()
+
+
+def test_same_key_same_wiring_and_spikes(odors):
+    a = Circuit.random(jax.random.key(1), n_pn=24, n_kc=200, params=PARAMS)
+    b = Circuit.random(jax.random.key(1), n_pn=24, n_kc=200, params=PARAMS)
+    np.testing.assert_array_equal(a.connectivity, b.connectivity)
+    x = simulate(a, odors, noise=OUNoise(20.0), n_trials=3, key=jax.random.key(5))
+    y = simulate(b, odors, noise=OUNoise(20.0), n_trials=3, key=jax.random.key(5))
+    np.testing.assert_array_equal(x, y)
+    z = simulate(a, odors, noise=OUNoise(20.0), n_trials=3, key=jax.random.key(6))
+    assert not np.array_equal(x, z)
+
+
+def test_li_off_equals_feed_forward(odors):
+    """li=False gives spike counts identical to the LI circuit with zero inhibition strength."""
+    base = Circuit.random(jax.random.key(1), n_pn=24, n_kc=200, params=PARAMS)
+    off = simulate(base.with_condition("none"), odors, noise=OUNoise(10.0), n_trials=2, key=jax.random.key(0))
+    zero = replace(base, params=replace(PARAMS, w_li=0.0)).with_condition("LI")
+    np.testing.assert_array_equal(off, simulate(zero, odors, noise=OUNoise(10.0), n_trials=2, key=jax.random.key(0)))
+
+
+def test_activity_decreases_with_inhibition(odors):
+    base = Circuit.random(jax.random.key(1), n_pn=24, n_kc=300, params=PARAMS).with_condition("LI")
+    totals = [
+        float(
+            np.asarray(
+                simulate(
+                    replace(base, params=replace(PARAMS, w_li=w)),
+                    odors,
+                    noise=WhiteNoise(0.0),
+                    n_trials=1,
+                    key=jax.random.key(0),
+                )
+            ).sum()
+        )
+        for w in (0.0, 0.01, 0.05, 0.2)
+    ]
+    assert all(a >= b for a, b in itertools.pairwise(totals))
+    assert totals[0] > totals[-1]
+
+
+def test_raster_sums_to_counts(odors):
+    c = Circuit.random(jax.random.key(1), n_pn=24, n_kc=50, params=PARAMS)
+    counts = simulate(c, odors[:2], noise=OUNoise(5.0), n_trials=2, key=jax.random.key(0))
+    raster = simulate(c, odors[:2], noise=OUNoise(5.0), n_trials=2, key=jax.random.key(0), record="raster")
+    assert raster.shape == (2, 2, PARAMS.n_steps, 50)
+    np.testing.assert_array_equal(np.asarray(raster).sum(axis=2), counts)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"pn_rates": np.ones((2, 5))}, "PNs"),
+        ({"pn_rates": np.full((2, 24), np.nan)}, "finite"),
+        ({"pn_rates": np.ones(24)}, "shape"),
+        ({"n_trials": 0}, "n_trials"),
+        ({"noise": 3.0}, "noise"),
+        ({"record": "voltage"}, "record"),
+    ],
+)
+def test_bad_input(kwargs, match, odors):
+    c = Circuit.random(jax.random.key(1), n_pn=24, n_kc=10, params=PARAMS)
+    args = {"pn_rates": odors, "noise": WhiteNoise(0.0), "n_trials": 1, "key": jax.random.key(0)} | kwargs
+    with pytest.raises((ValueError, TypeError), match=match):
+        simulate(c, **args)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"tau_m": 0.0}, "tau_m"), ({"dt": 0.1}, "dt"), ({"theta": 0.0}, "theta"), ({"w_li": -1.0}, "w_li")],
+)
+def test_bad_params(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        CircuitParams(**kwargs)
+
+
+def test_bad_wiring_and_condition():
+    with pytest.raises(ValueError, match="claws"):
+        random_claws(jax.random.key(0), 5, 4, 5)
+    with pytest.raises(ValueError, match="connectivity"):
+        Circuit(np.full((2, 2), 0.5))
+    with pytest.raises(ValueError, match="condition"):
+        Circuit.random(jax.random.key(0), n_pn=4, n_kc=3, claws=2).with_condition("APL")

@@ -1,0 +1,112 @@
+"""Readouts, coding metrics, FlyHash and the odour inputs."""
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from nips25_olfaction import (
+    Circuit,
+    CircuitParams,
+    WhiteNoise,
+    accuracy,
+    fit_readout,
+    hard_subset,
+    kwta_hash,
+    olsen_pn,
+    overlap,
+    simulate,
+    sparseness,
+    synthetic_odors,
+)
+from sklearn.neighbors import NearestCentroid
+
+
+@given(st.integers(2, 50), st.data())
+def test_treves_rolls_closed_form(n, data):
+    """k equal non-zeros out of n: S = (1 - k/n) / (1 - 1/n)."""
+    k = data.draw(st.integers(1, n))
+    r = np.zeros((1, n))
+    r[0, :k] = 3.0
+    assert sparseness(r) == pytest.approx((1 - k / n) / (1 - 1 / n))
+
+
+def test_lifetime_sparseness_and_overlap():
+    counts = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 2.0]])
+    assert sparseness(counts, kind="lifetime") == pytest.approx(np.mean([1.0, 0.0]))
+    assert overlap(counts) == pytest.approx(1 / 2)
+    with pytest.raises(ValueError, match="kind"):
+        sparseness(counts, kind="temporal")
+
+
+@given(st.integers(1, 40))
+def test_kwta_exact_winners(k):
+    rng = np.random.default_rng(k)
+    c = (rng.random((40, 10)) < 0.3).astype(float)
+    h = kwta_hash(rng.random((5, 10)), c, k=k)
+    assert (h.sum(axis=1) == k).all()
+
+
+def test_kwta_bad_k():
+    with pytest.raises(ValueError, match="k must"):
+        kwta_hash(np.ones((1, 3)), np.ones((4, 3)), k=5)
+
+
+def test_olsen_hand_value_and_drosolf():
+    """PN = 165 * 12^1.5 / (12^1.5 + 12^1.5 + (10.63 * 12 / 190)^1.5) for ORN = (12, 0)."""
+    expected = 165 * 12**1.5 / (2 * 12**1.5 + (10.63 * 12 / 190) ** 1.5)
+    assert olsen_pn([[12.0, 0.0]])[0, 0] == pytest.approx(expected, rel=1e-12)
+    drosolf = pytest.importorskip("drosolf.pns")
+    from nips25_olfaction import load_hallem
+
+    orn, _ = load_hallem()
+    np.testing.assert_allclose(olsen_pn(orn), drosolf.pns().to_numpy(dtype=float), rtol=1e-12, atol=1e-12)
+
+
+def test_centroid_matches_scikit_learn():
+    rng = np.random.default_rng(0)
+    x = rng.poisson(2.0, size=(60, 30)).astype(float)
+    y = np.repeat(np.arange(3), 20)
+    x[y == 1, :5] += 3
+    test = rng.poisson(2.0, size=(30, 30)).astype(float)
+    ours = fit_readout(x, y, kind="centroid").predict(test)
+    np.testing.assert_array_equal(ours, NearestCentroid().fit(x, y).predict(test))
+
+
+def test_noise_free_accuracy_is_one_on_distinct_odors():
+    odors = olsen_pn(synthetic_odors(np.random.default_rng(1), 5, similarity=0.0))
+    c = Circuit.random(jax.random.key(0), n_pn=24, n_kc=300, params=CircuitParams(window=0.05, w_pn=4e-3))
+    for cond in ("none", "LI", "SFA", "LI+SFA"):
+        counts = np.asarray(
+            simulate(c.with_condition(cond), odors, noise=WhiteNoise(0.0), n_trials=4, key=jax.random.key(0))
+        )
+        y = np.repeat(np.arange(5), 2)
+        for kind in ("mbon", "centroid", "logistic"):
+            acc = accuracy(counts[:, :2].reshape(-1, 300), y, counts[:, 2:].reshape(-1, 300), y, kind=kind)
+            assert acc == 1.0, (cond, kind)
+
+
+def test_hard_subset_is_centre_and_neighbours():
+    pn = olsen_pn(synthetic_odors(np.random.default_rng(2), 12))
+    idx = hard_subset(pn, 4)
+    assert len(idx) == 4
+    assert len(set(idx.tolist())) == 4
+    corr = np.corrcoef(pn)
+    centre = int(np.argmax(corr.mean(axis=1)))
+    assert centre in idx
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: fit_readout(np.ones((4, 3)), [0, 0, 0, 0]), "two classes"),
+        (lambda: fit_readout(np.ones((4, 3)), [0, 1]), "labels"),
+        (lambda: fit_readout(np.ones((4, 3)), [0, 1, 0, 1], kind="svm"), "kind"),
+        (lambda: olsen_pn(np.array([[np.inf]])), "finite"),
+        (lambda: synthetic_odors(np.random.default_rng(0), 1), "n_odors"),
+        (lambda: synthetic_odors(np.random.default_rng(0), 3, similarity=1.0), "similarity"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
