@@ -17,8 +17,6 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 from scipy.stats import norm as normal
 
@@ -161,7 +159,12 @@ def load_polls_2016(
 
 
 def synthetic_polls(
-    key: jax.Array, *, n_states: int = 5, polls_per_state: int = 20, margin_sd: float = 8.0, state_sd: float = 3.0
+    rng: np.random.Generator | int,
+    *,
+    n_states: int = 5,
+    polls_per_state: int = 20,
+    margin_sd: float = 8.0,
+    state_sd: float = 3.0,
 ) -> PollMarkets:
     """A synthetic stand-in for :func:`load_polls_2016` (unit tests only).
 
@@ -169,7 +172,7 @@ def synthetic_polls(
     plus a state bias :math:`N(0, \\text{state\\_sd}^2)` and sampling noise; the state goes to whoever leads.
 
     Args:
-        key: a ``jax.random.key``.
+        rng: a numpy ``Generator`` (e.g. from ``nips25_shared.seed_everything``) or an integer seed.
         n_states: number of markets (``>= 1``).
         polls_per_state: traders per market (``>= 1``).
         margin_sd: spread of true margins, points (``> 0``).
@@ -177,20 +180,26 @@ def synthetic_polls(
 
     Returns:
         :class:`PollMarkets` with ``source="synthetic"``.
+
+    Raises:
+        ValueError: if a count is < 1 or a spread is out of range.
+        TypeError: if ``rng`` is neither a ``Generator`` nor an int.
     """
     for name, v in (("n_states", n_states), ("polls_per_state", polls_per_state)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be an int >= 1, got {v!r}")
     check_positive(margin_sd, "margin_sd")
     check_positive(state_sd, "state_sd", allow_zero=True)
-    k1, k2, k3, k4 = jax.random.split(key, 4)
-    truth = margin_sd * jax.random.normal(k1, (n_states,))
-    bias = state_sd * jax.random.normal(k2, (n_states,))
-    size = jax.random.randint(k3, (n_states, polls_per_state), 400, 2000).astype(jnp.float64)
-    noise = jax.random.normal(k4, (n_states, polls_per_state)) * 100.0 / jnp.sqrt(size)
-    margin = np.asarray(truth[:, None] + bias[:, None] + noise)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        rng = np.random.default_rng(int(rng))
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator or an int seed, got {type(rng).__name__}")
+    truth = margin_sd * rng.standard_normal(n_states)
+    bias = state_sd * rng.standard_normal(n_states)
+    size = rng.integers(400, 2000, size=(n_states, polls_per_state)).astype(np.float64)
+    margin = truth[:, None] + bias[:, None] + rng.standard_normal((n_states, polls_per_state)) * 100.0 / np.sqrt(size)
     clinton, trump = 45.0 + margin / 2, 45.0 - margin / 2
-    beliefs = tuple(poll_beliefs(clinton[s], trump[s], np.asarray(size[s]), state_sd=state_sd) for s in range(n_states))
+    beliefs = tuple(poll_beliefs(clinton[s], trump[s], size[s], state_sd=state_sd) for s in range(n_states))
     return PollMarkets(
         states=tuple(f"S{i}" for i in range(n_states)),
         beliefs=beliefs,

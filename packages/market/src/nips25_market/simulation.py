@@ -144,7 +144,17 @@ def replay_batch(mm: CostFunctionMarket, trades: Any) -> Trace:
     arr = as_vector(trades, "trades", mm.n)
     if arr.ndim != 3:
         raise ValueError(f"trades must have shape (S, T, n={mm.n}), got {tuple(arr.shape)}")
-    return jax.vmap(lambda tr: _replay(mm, tr, jnp.zeros(mm.n)))(arr)
+    return _replay_batch(mm, arr)
+
+
+@partial(jax.jit, static_argnums=0)
+def _replay_batch(mm: CostFunctionMarket, trades: jax.Array) -> Trace:
+    return jax.vmap(lambda tr: _replay(mm, tr, jnp.zeros(mm.n)))(trades)
+
+
+@partial(jax.jit, static_argnums=0)
+def _simulate_batch(mm: CostFunctionMarket, beliefs: jax.Array, flags: jax.Array, active: jax.Array) -> Trace:
+    return jax.vmap(lambda b, a: _simulate_myopic(mm, b, flags, jnp.zeros(mm.n), a))(beliefs, active)
 
 
 def simulate_batch(mm: CostFunctionMarket, beliefs: Any, *, active: Any = None, buy_only: bool = False) -> Trace:
@@ -169,7 +179,7 @@ def simulate_batch(mm: CostFunctionMarket, beliefs: Any, *, active: Any = None, 
     if act.shape != arr.shape[:2]:
         raise ValueError(f"active must have shape {tuple(arr.shape[:2])}, got {tuple(act.shape)}")
     flags = jnp.full(arr.shape[1], bool(buy_only))
-    return jax.vmap(lambda b, a: _simulate_myopic(mm, b, flags, jnp.zeros(mm.n), a))(arr, act)
+    return _simulate_batch(mm, arr, flags, act)
 
 
 def realized_loss(trace: Trace, outcome: int) -> float:
