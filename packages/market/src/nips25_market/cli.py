@@ -1,0 +1,59 @@
+"""Command line: ``nips25-market reproduce`` and ``nips25-market run --data polls2016``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+
+__all__ = ["main"]
+
+
+def _run(args: argparse.Namespace) -> int:
+    from nips25_market.polls import load_polls_2016, synthetic_polls
+    from nips25_market.reproduce import _poll_experiment
+
+    configure_logging(args.verbose - args.quiet)
+    if args.b <= 0 or args.b != args.b or args.b == float("inf"):
+        raise SystemExit(f"--b must be finite and > 0, got {args.b}")
+    polls = load_polls_2016() if args.data == "polls2016" else synthetic_polls(seed_everything(args.seed))
+    res = _poll_experiment(polls, args.b)
+    print(f"{polls.source}: {len(polls.states)} markets, {polls.n_polls} poll traders, b = {args.b}")
+    print(f"{'mechanism':<14}{'loss (LMSR trades)':>20}{'log score':>12}{'called':>9}{'loss (own traders)':>20}")
+    for m, a in res["replayed"].items():  # per base: the DCFMM and its SQPM
+        r = res["responsive"][m]
+        called = f"{a['called']}/{len(polls.states)}"
+        print(f"{m:<14}{a['loss']:>20.3f}{a['log_score']:>12.4f}{called:>9}{r['loss']:>20.3f}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``nips25-market``.
+
+    Args:
+        argv: arguments (``sys.argv[1:]`` when ``None``).
+
+    Returns:
+        The exit status.
+    """
+    parser = argparse.ArgumentParser(
+        prog="nips25-market", description="Smooth Quadratic Prediction Markets (Nueve & Waggoner, NeurIPS 2025)."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the paper's headline claims and write reports/market/")
+    add_common_arguments(rep, slug="market")
+    rep.set_defaults(profile="quick")
+    run = sub.add_parser("run", help="poll-driven markets: loss, log score and states called per mechanism")
+    run.add_argument("--data", choices=["polls2016", "synthetic"], default="polls2016")
+    run.add_argument("--b", type=float, default=100.0, help="liquidity b of every market (default 100)")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("-v", "--verbose", action="count", default=0)
+    run.add_argument("-q", "--quiet", action="count", default=0)
+    args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        from nips25_market.reproduce import reproduce
+
+        run_reproduce(reproduce, args)
+        return 0
+    return _run(args)
