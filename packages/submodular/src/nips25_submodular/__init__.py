@@ -12,7 +12,7 @@ from nips25_submodular.double_greedy import double_greedy
 from nips25_submodular.greedy import greedy
 from nips25_submodular.instances import MAX_CUT_GRAPHS, digits_facility_location, max_cut_graph
 from nips25_submodular.matroids import Free, Partition, Uniform
-from nips25_submodular.meta import INNER_ALGORITHMS, PRACTICAL, MetaParams, noisy_meta, run_inner
+from nips25_submodular.meta import INNER_ALGORITHMS, PRACTICAL, VOID_GUARANTEE, MetaParams, noisy_meta, run_inner
 from nips25_submodular.oracle import NOISE_FAMILIES, PersistentNoisyOracle, set_key
 from nips25_submodular.selection import Selection
 from nips25_submodular.selector import FacilityLocationSelection
@@ -29,6 +29,7 @@ __all__ = [
     "MAX_CUT_GRAPHS",
     "NOISE_FAMILIES",
     "PRACTICAL",
+    "VOID_GUARANTEE",
     "Coverage",
     "FacilityLocation",
     "FacilityLocationSelection",

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 
 import jax
 import numpy as np
-from nips25_shared import add_common_arguments, configure_logging, jax_key, run_reproduce
 
+from nips25_shared import add_common_arguments, configure_logging, jax_key, run_reproduce
 from nips25_submodular.double_greedy import double_greedy
 from nips25_submodular.instances import MAX_CUT_GRAPHS, max_cut_graph
 from nips25_submodular.matroids import Free
-from nips25_submodular.meta import VOID, noisy_meta
+from nips25_submodular.meta import VOID_GUARANTEE, noisy_meta
 from nips25_submodular.oracle import NOISE_FAMILIES, PersistentNoisyOracle
 from nips25_submodular.reproduce import reproduce
 
@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
     }
     print(json.dumps(summary, indent=2))
     if "meta" in methods:
-        print(f"note: meta uses the practical preset (h=8, t=3, m=56); guarantee: {VOID}")
+        print(f"note: meta uses the practical preset (h=8, t=3, m=56); guarantee: {VOID_GUARANTEE}")
     return 0
 
 

@@ -1,4 +1,4 @@
-r"""The greedy algorithm over a matroid (Fisher, Nemhauser & Wolsey 1978), as one ``lax.scan``.
+r"""The greedy algorithm over a matroid (Fisher, Nemhauser & Wolsey 1978), as one ``lax.while_loop``.
 
 At each step the feasible element of largest marginal gain is added:
 :math:`S \leftarrow S + \arg\max_{i: S + i \in \mathcal I} f(S + i) - f(S)`. It is exact for modular functions on
@@ -24,25 +24,39 @@ __all__ = ["check_problem", "greedy"]
 
 
 @partial(jax.jit, static_argnames=("steps", "stop_at_nonpositive"))
-def _greedy_scan(
+def _greedy_loop(
     f: SetFunction, matroid: Partition, init: jax.Array, *, steps: int, stop_at_nonpositive: bool
 ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    def step(mask: jax.Array, _: None) -> tuple[jax.Array, tuple[jax.Array, jax.Array, jax.Array]]:
+    """At most ``steps`` greedy picks from ``init``; a ``while_loop`` that stops when nothing can be added."""
+    Carry = tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]
+
+    def cond(carry: Carry) -> jax.Array:
+        mask, step, _, _, _, going = carry
+        return going & (step < steps) & matroid.can_add(mask).any()
+
+    def body(carry: Carry) -> Carry:
+        mask, step, order, picked, evals, _ = carry
         feasible = matroid.can_add(mask)
         gains = jnp.where(feasible, f.gains(mask), -jnp.inf)
         i = jnp.argmax(gains)
-        best = gains[i]
-        take = jnp.isfinite(best) & ((best > 0) if stop_at_nonpositive else True)
-        evals = jnp.where(feasible.any(), feasible.sum() + 1, 0)
-        return mask.at[i].set(mask[i] | take), (jnp.where(take, i, -1), jnp.where(take, best, jnp.nan), evals)
+        take = (gains[i] > 0) if stop_at_nonpositive else jnp.asarray(True)
+        return (
+            mask.at[i].set(mask[i] | take),
+            step + 1,
+            order.at[step].set(jnp.where(take, i, -1)),
+            picked.at[step].set(jnp.where(take, gains[i], jnp.nan)),
+            evals + feasible.sum() + 1,
+            take,
+        )
 
-    mask, (order, gains, evals) = jax.lax.scan(step, init, None, length=steps)
-    return mask, order, gains, evals.sum()
+    start = (
+        init, jnp.int32(0), jnp.full(steps, -1, jnp.int32), jnp.full(steps, jnp.nan), jnp.int32(0), jnp.asarray(True)
+    )  # fmt: skip
+    mask, _, order, gains, evals, _ = jax.lax.while_loop(cond, body, start)
+    return mask, order, gains, evals
 
 
-def greedy(
-    f: SetFunction, matroid: Partition, *, stop_at_nonpositive: bool = False, init: Any = None
-) -> Selection:
+def greedy(f: SetFunction, matroid: Partition, *, stop_at_nonpositive: bool = False, init: Any = None) -> Selection:
     r"""Greedy maximisation of ``f`` over ``matroid`` (at most ``rank`` picks).
 
     Each step evaluates :math:`f(S)` and :math:`f(S + i)` for every feasible :math:`i` (the gains are computed
@@ -77,17 +91,16 @@ def greedy(
     start = np.zeros(f.n, dtype=bool) if init is None else as_mask(init, "init", n=f.n)
     if not bool(matroid.independent(jnp.asarray(start))):
         raise ValueError("init must be an independent set of matroid")
-    steps = matroid.rank - int(start.sum())
-    if steps <= 0:
-        return Selection(mask=start, queries=0, order=np.zeros(0, int), gains=np.zeros(0))
-    mask, order, gains, evals = _greedy_scan(
+    steps = matroid.rank
+    mask, order, gains, evals = _greedy_loop(
         f, matroid, jnp.asarray(start), steps=steps, stop_at_nonpositive=stop_at_nonpositive
     )
+    k = steps - int(start.sum())
     return Selection(
         mask=np.asarray(mask),
         queries=int(evals) * f.queries_per_eval,
-        order=np.asarray(order),
-        gains=np.asarray(gains),
+        order=np.asarray(order)[:k],
+        gains=np.asarray(gains)[:k],
     )
 
 

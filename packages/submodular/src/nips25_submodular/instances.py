@@ -68,7 +68,7 @@ def max_cut_graph(name: str) -> MaxCutInstance:
     generator, opt = MAX_CUT_GRAPHS[name]
     graph = getattr(nx, generator)()
     nodes = list(graph.nodes())
-    W = nx.to_numpy_array(graph, nodelist=nodes, weight="weight", nonedge=0.0)  # noqa: N806
+    W = nx.to_numpy_array(graph, nodelist=nodes, weight="weight", nonedge=0.0)
     return MaxCutInstance(
         name=name,
         f=GraphCut(W),

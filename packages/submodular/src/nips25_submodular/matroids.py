@@ -107,7 +107,7 @@ class Partition:
         """A uniformly random base (max-weight base for i.i.d. uniform weights); boolean ``(n,)``."""
         return self.max_weight_independent(jax.random.uniform(as_key(key), (self.n,)), positive_only=False)
 
-    def contract(self, H: Any) -> Partition:  # noqa: N803 - the paper's symbol
+    def contract(self, H: Any) -> Partition:
         r"""The contraction :math:`\mathcal I_H = \{S \subseteq N \setminus H : S \cup H \in \mathcal I\}`.
 
         Args:

@@ -26,11 +26,11 @@ from nips25_submodular.selection import Selection
 from nips25_submodular.set_functions import SetFunction
 from nips25_submodular.smoothing import SmoothedSurrogate, smoothing_subsets, theory_params
 
-__all__ = ["PRACTICAL", "INNER_ALGORITHMS", "MetaParams", "noisy_meta", "run_inner"]
+__all__ = ["INNER_ALGORITHMS", "PRACTICAL", "VOID_GUARANTEE", "MetaParams", "noisy_meta", "run_inner"]
 
 Inner = Literal["greedy", "double_greedy", "measured_continuous_greedy"] | Callable[..., Selection]
 INNER_ALGORITHMS = ("greedy", "double_greedy", "measured_continuous_greedy")
-VOID = "none: practical parameters are below the theory's sample sizes, so the worst-case guarantee is void"
+VOID_GUARANTEE = "none: practical parameters are below the theory's sample sizes, so the worst-case guarantee is void"
 _GUARANTEE = {
     ("greedy", True): "1 - 1/e - O(eps) (monotone f, cardinality constraint)",
     ("measured_continuous_greedy", True): "1 - 1/e - O(eps) (monotone f, matroid)",
@@ -176,17 +176,17 @@ def noisy_meta(
     base = np.asarray(matroid.random_base(k_base))
     in_base = np.flatnonzero(base)
     chosen = np.asarray(jax.random.choice(k_h, in_base.size, (params.h,), replace=False))
-    H = np.zeros(oracle.n, dtype=bool)  # noqa: N806 - the paper's symbol
+    H = np.zeros(oracle.n, dtype=bool)
     H[in_base[chosen]] = True
     subsets = smoothing_subsets(H, t=params.t, m=params.m, key=k_sub)
     surrogate = SmoothedSurrogate(oracle, subsets)
-    inner_sel = run_inner(
-        inner, surrogate, matroid.contract(H), key=k_inner, monotone=monotone, **(inner_kwargs or {})
-    )
+    inner_sel = run_inner(inner, surrogate, matroid.contract(H), key=k_inner, monotone=monotone, **(inner_kwargs or {}))
     h_prime = smoothing_subsets(H, t=params.t, m=1, key=k_out)[0]
-    exact_preset = preset == "theory" and (params.h, params.t, params.m) == (theory.h, theory.t, theory.m)  # type: ignore[union-attr]
+    exact_preset = theory is not None and (params.h, params.t, params.m) == (theory.h, theory.t, theory.m)
     name = inner if isinstance(inner, str) else getattr(inner, "__name__", "custom")
-    guarantee = _GUARANTEE.get((name, monotone), "inner algorithm's guarantee - O(eps)") if exact_preset else VOID
+    guarantee = (
+        _GUARANTEE.get((name, monotone), "inner algorithm's guarantee - O(eps)") if exact_preset else VOID_GUARANTEE
+    )
     info = {
         "H": H,
         "subsets": subsets,

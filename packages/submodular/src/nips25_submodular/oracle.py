@@ -9,7 +9,7 @@ so the oracle is a pure function, safe under ``jax.jit`` and ``jax.vmap`` and in
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Literal
 
 import jax
 import jax.numpy as jnp

@@ -20,8 +20,8 @@ from typing import Any
 
 import jax
 import numpy as np
-from nips25_shared import Claim, Report, get_logger, jax_key, progress
 
+from nips25_shared import Claim, Report, get_logger, jax_key, progress
 from nips25_submodular.continuous_greedy import measured_continuous_greedy
 from nips25_submodular.double_greedy import double_greedy
 from nips25_submodular.greedy import greedy
@@ -39,9 +39,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         "graphs": ("davis",),
         "sigmas": (0.0, 1.0),
         "maxcut_seeds": 2,
-        "digits": {"n_per_class": 6, "cap": 3, "gamma_scale": 4.0},
+        "digits": {"n_per_class": 4, "cap": 2, "gamma_scale": 4.0},
         "digits_seeds": 1,
-        "mcg": {"delta": 0.25, "n_samples": 2},
+        "mcg": {"delta": 0.5, "n_samples": 1},
     },
     "quick": {
         "graphs": ("davis", "karate", "les_mis"),
@@ -278,7 +278,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     }
     theory["digits"] = theory_params(digits["n"], digits["rank"], eps=0.1, nu=1.0, delta=0.1, monotone=True).__dict__
     config = {
-        **{k: v for k, v in cfg.items()},
+        **cfg,
         "preset": {"h": h, "t": t, "m": m, "name": "practical"},
         "noise": "gaussian, multiplicative",
         "digits_greedy_reference": digits["reference"],

@@ -64,14 +64,14 @@ class FacilityLocationSelection(TransformerMixin, BaseEstimator):  # type: ignor
         self.method = method
         self.random_state = random_state
 
-    def _similarity(self, X: Any) -> np.ndarray:  # noqa: N803 - scikit-learn's convention
+    def _similarity(self, X: Any) -> np.ndarray:
         if self.metric == "precomputed":
             return as_matrix(X, "X", nonnegative=True, square=True)
         if self.metric == "rbf":
             return rbf_kernel(as_matrix(X, "X"), gamma=self.gamma)
         raise ValueError(f"metric must be 'rbf' or 'precomputed', got {self.metric!r}")
 
-    def fit(self, X: Any, y: Any = None) -> FacilityLocationSelection:  # noqa: N803
+    def fit(self, X: Any, y: Any = None) -> FacilityLocationSelection:
         """Select the rows; ``X`` is ``(n, n_features)`` or, with ``metric="precomputed"``, ``(n, n)``."""
         sim = self._similarity(X)
         n = sim.shape[1]
@@ -100,6 +100,6 @@ class FacilityLocationSelection(TransformerMixin, BaseEstimator):  # type: ignor
         self.queries = sel.queries
         return self
 
-    def transform(self, X: Any) -> np.ndarray:  # noqa: N803
+    def transform(self, X: Any) -> np.ndarray:
         """The selected rows of ``X`` in ranking order."""
         return np.asarray(X)[self.ranking]

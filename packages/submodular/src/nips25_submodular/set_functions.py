@@ -138,7 +138,7 @@ class GraphCut(SetFunction):
 
     _leaves = ("W",)
 
-    def __init__(self, W: Any) -> None:  # noqa: N803 - the adjacency matrix's standard name
+    def __init__(self, W: Any) -> None:
         w = as_matrix(W, "W", nonnegative=True, square=True)
         if not np.allclose(w, w.T):
             raise ValueError("W must be symmetric (an undirected graph)")

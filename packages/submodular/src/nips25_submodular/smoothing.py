@@ -26,7 +26,7 @@ __all__ = ["SmoothedSurrogate", "TheoryParams", "smoothing_subsets", "theory_par
 _ENUMERATE_LIMIT = 200_000
 
 
-def smoothing_subsets(H: Any, *, t: int, m: int, key: jax.Array) -> np.ndarray:  # noqa: N803 - paper's symbol
+def smoothing_subsets(H: Any, *, t: int, m: int, key: jax.Array) -> np.ndarray:
     r"""``m`` distinct ``t``-subsets of ``H``, drawn uniformly without replacement.
 
     When :math:`\binom{h}{t} \le 200\,000` the subsets are enumerated and ``m`` of them chosen without
