@@ -1,9 +1,9 @@
 """Greedy facility-location selection: nips25-submodular vs apricot-select, same similarity matrix and k.
 
-Both run naive (non-lazy) greedy (apricot's lazy greedy is timed too) on the identical precomputed similarity matrix of scikit-learn's digits (an RBF
-kernel), select the same ``k`` exemplars, and are timed as the median of several runs after one warm-up (JAX
-compile / numba JIT excluded; first-call times are printed separately). Peak memory is the peak RSS of a fresh
-subprocess running only one library.
+Both run naive (non-lazy) greedy (apricot's lazy greedy is timed too) on the identical precomputed similarity
+matrix of scikit-learn's digits (an RBF kernel) and select the same ``k`` exemplars. A timing is the median of
+several runs after one warm-up (JAX compile / numba JIT excluded; first-call times are printed separately). Peak
+memory is the peak RSS of a fresh subprocess running only one library.
 
     python benchmarks/bench_submodular.py [--n 1000] [--k 50] [--repeats 5]
 """

@@ -90,5 +90,5 @@ def as_key(value: Any, name: str = "key") -> jax.Array:
             raise ValueError(f"{name} must be a single PRNG key, got a batch of shape {value.shape}")
         return value
     if isinstance(value, (jax.Array, np.ndarray)) and value.shape == (2,) and value.dtype == np.uint32:
-        return jax.random.wrap_key_data(value)
+        return jax.random.wrap_key_data(jax.numpy.asarray(value))
     raise TypeError(f"{name} must be a JAX PRNG key from jax.random.key(seed), got {type(value).__name__}")

@@ -32,7 +32,9 @@ def _double_greedy_scan(
 ) -> jax.Array:
     x0 = jnp.zeros_like(ground)
 
-    def step(carry: tuple[jax.Array, ...], inp: tuple[jax.Array, jax.Array]) -> tuple[tuple[jax.Array, ...], None]:
+    Carry = tuple[jax.Array, jax.Array, jax.Array, jax.Array]
+
+    def step(carry: Carry, inp: tuple[jax.Array, jax.Array]) -> tuple[Carry, None]:
         x, y, fx, fy = carry
         i, ui = inp
         xi, yi = x.at[i].set(True), y.at[i].set(False)

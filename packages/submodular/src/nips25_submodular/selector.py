@@ -93,7 +93,7 @@ class FacilityLocationSelection(TransformerMixin, BaseEstimator):  # type: ignor
         mask = np.zeros(n, dtype=bool)
         gains = []
         for i in ranking:
-            gains.append(float(f.gains(mask)[i]))
+            gains.append(float(f.gains(jax.numpy.asarray(mask))[i]))
             mask[i] = True
         self.ranking = np.asarray(ranking, dtype=np.int64)
         self.gains = np.asarray(gains)
