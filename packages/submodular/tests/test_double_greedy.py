@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from nips25_submodular import Modular, double_greedy, max_cut_graph
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(st.lists(st.integers(-3, 3), min_size=8, max_size=8), st.booleans(), st.integers(0, 2**31 - 1))
 def test_modular_picks_exactly_the_non_negative_weights(w, randomized, seed):
     """For modular f, a_i = w_i and b_i = -w_i: the result is {i : w_i > 0} plus the zero weights (convention)."""
