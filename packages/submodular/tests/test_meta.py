@@ -18,32 +18,27 @@ from nips25_submodular import (
 )
 
 
-def test_noiseless_reduction_to_greedy_on_modular():
-    """sigma = 0, modular f: F~(S) = w(S) + const, so the output is H' plus the top r - h weights outside H."""
-    w = np.random.default_rng(0).random(30)
-    oracle = PersistentNoisyOracle(Modular(w), sigma=0.0, key=jax.random.key(0))
-    sel = noisy_meta(oracle, Uniform(30, 14), "greedy", key=jax.random.key(1), monotone=True, h=6, t=2, m=15)
-    H, h_prime = sel.info["H"], sel.info["H_prime"]
-    outside = np.flatnonzero(~H)
-    top = outside[np.argsort(-w[outside])[: 14 - 6]]
-    expected = np.zeros(30, bool)
-    expected[top] = True
-    np.testing.assert_array_equal(sel.mask, expected | h_prime)
-    assert H.sum() == 6 and h_prime.sum() == 2 and not (h_prime & ~H).any()
-    assert sel.queries == 15 * sum(24 - s + 1 for s in range(8))
-
-
-def test_output_is_independent_and_guarantee_flag_is_void_for_practical():
-    """Partition matroid: S_H ∪ H' is independent; practical preset records that the guarantee is void."""
-    rng = np.random.default_rng(1)
+def test_noiseless_reduction_to_greedy_and_practical_flag():
+    """sigma = 0, modular f: F~(S) = w(S) + const, so the output is H' plus, in each class, the top
+    (cap - |H ∩ class|) weights outside H; the set is independent and the practical preset flags a void guarantee."""
+    w = np.random.default_rng(0).random(24)
     labels = np.repeat(np.arange(4), 6)
     m = Partition(labels, [4, 4, 4, 4])
-    oracle = PersistentNoisyOracle(Modular(rng.random(24)), sigma=0.3, key=jax.random.key(2))
-    sel = noisy_meta(oracle, m, "greedy", key=jax.random.key(3), monotone=True)
+    oracle = PersistentNoisyOracle(Modular(w), sigma=0.0, key=jax.random.key(0))
+    sel = noisy_meta(oracle, m, "greedy", key=jax.random.key(1), monotone=True)
+    H, h_prime = sel.info["H"], sel.info["H_prime"]
+    expected = np.zeros(24, bool)
+    for c in range(4):
+        free = np.flatnonzero((labels == c) & ~H)
+        expected[free[np.argsort(-w[free])[: 4 - int(H[labels == c].sum())]]] = True
+    np.testing.assert_array_equal(sel.mask, expected | h_prime)
+    assert H.sum() == 8 and h_prime.sum() == 3 and not (h_prime & ~H).any()
     assert bool(m.independent(sel.mask))
     assert sel.info["params"] == {"h": 8, "t": 3, "m": 56}
     assert sel.info["guarantee"] == VOID_GUARANTEE
     assert sel.info["subsets"].shape == (56, 24)
+    noisy = PersistentNoisyOracle(Modular(w), sigma=0.3, key=jax.random.key(2))
+    assert bool(m.independent(noisy_meta(noisy, m, "greedy", key=jax.random.key(3), monotone=True).mask))
 
 
 def test_meta_double_greedy_is_deterministic_and_beats_naive_under_noise():

@@ -21,16 +21,17 @@ from nips25_submodular import (
 from submodular_testing import all_masks
 
 
+def _instance(seed: int, m: int) -> tuple[FacilityLocation, np.ndarray, np.ndarray]:
+    """Facility location on 12 elements, H = {1, 4, 6, 9, 11}, m 2-subsets of H, S = {0, 3}."""
+    f = FacilityLocation(np.random.default_rng(seed).random((9, 12)))
+    H = np.isin(np.arange(12), [1, 4, 6, 9, 11])
+    return f, smoothing_subsets(H, t=2, m=m, key=jax.random.key(seed)), np.isin(np.arange(12), [0, 3])
+
+
 def test_surrogate_equals_brute_force_average_when_enumerated():
     """m = C(h, t), no noise: F~(S) = C(h,t)^-1 sum_{|H'|=t} f(S ∪ H') exactly, and gains are its differences."""
-    rng = np.random.default_rng(0)
-    f = FacilityLocation(rng.random((9, 12)))
-    H = np.zeros(12, bool)
-    H[[1, 4, 6, 9, 11]] = True
-    subsets = smoothing_subsets(H, t=2, m=10, key=jax.random.key(0))
+    f, subsets, S = _instance(0, 10)
     F = SmoothedSurrogate(f, subsets)
-    S = np.zeros(12, bool)
-    S[[0, 3]] = True
     expected = np.mean([float(f(S | np.isin(np.arange(12), c))) for c in itertools.combinations([1, 4, 6, 9, 11], 2)])
     assert float(F(S)) == pytest.approx(expected, rel=1e-6)
     S2 = S.copy()
@@ -41,13 +42,9 @@ def test_surrogate_equals_brute_force_average_when_enumerated():
 
 def test_surrogate_noise_averages_down_by_sqrt_m():
     """Multiplicative noise over 3000 oracle keys: error mean ~ 0, sd = sigma rms(f(S ∪ H'_j)) / sqrt(m) ± 15%."""
-    rng = np.random.default_rng(1)
-    f = FacilityLocation(rng.random((9, 12)))
-    H = np.zeros(12, bool)
-    H[[1, 4, 6, 9, 11]] = True
-    subsets = smoothing_subsets(H, t=2, m=8, key=jax.random.key(2))
-    S = jnp.asarray(np.isin(np.arange(12), [0, 3]))
-    clean = np.array([float(f(np.asarray(S) | s)) for s in subsets])
+    f, subsets, s_np = _instance(1, 8)
+    S = jnp.asarray(s_np)
+    clean = np.array([float(f(s_np | s)) for s in subsets])
 
     def surrogate_value(key: jax.Array) -> jax.Array:
         return SmoothedSurrogate(PersistentNoisyOracle(f, sigma=0.5, key=key), subsets).value(S)
