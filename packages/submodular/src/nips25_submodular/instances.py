@@ -1,0 +1,137 @@
+"""Real inputs shipped by registry packages: max-cut on networkx's social graphs, facility location on digits.
+
+* Max-cut: ``davis`` (Davis Southern Women, 32 nodes, 89 edges, bipartite so max-cut = 89), ``florentine``
+  (Florentine families, 15 nodes, 20 edges, max-cut 17 by brute force over :math:`2^{15}` cuts), ``karate``
+  (Zachary's karate club, 34 nodes, 78 weighted edges) and ``les_mis`` (Les Misérables co-occurrence, 77 nodes,
+  254 weighted edges). Nodes are taken in networkx's insertion order.
+* Facility location: scikit-learn's bundled ``load_digits`` (1797 8x8 images of 10 digits), a stratified
+  subsample, an RBF similarity and a partition matroid with a per-class capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+from nips25_submodular._checks import check_int, check_real
+from nips25_submodular.matroids import Partition
+from nips25_submodular.set_functions import FacilityLocation, GraphCut
+
+__all__ = ["MAX_CUT_GRAPHS", "DigitsInstance", "MaxCutInstance", "digits_facility_location", "max_cut_graph"]
+
+MAX_CUT_GRAPHS: dict[str, tuple[str, float | None]] = {
+    "davis": ("davis_southern_women_graph", 89.0),
+    "florentine": ("florentine_families_graph", 17.0),
+    "karate": ("karate_club_graph", None),
+    "les_mis": ("les_miserables_graph", None),
+}
+"""``name -> (networkx generator, known max-cut value or None)``."""
+
+
+@dataclass(frozen=True)
+class MaxCutInstance:
+    """A max-cut instance: the cut function, node names, the known optimum (or ``None``) and the total weight."""
+
+    name: str
+    f: GraphCut
+    nodes: tuple[str, ...]
+    opt: float | None
+    total_weight: float
+
+    @property
+    def opt_upper_bound(self) -> float:
+        """The known optimum, else the total edge weight (an upper bound on any cut)."""
+        return self.opt if self.opt is not None else self.total_weight
+
+
+def max_cut_graph(name: str) -> MaxCutInstance:
+    """Load one of :data:`MAX_CUT_GRAPHS` as a :class:`GraphCut` (edge attribute ``weight``, default 1).
+
+    Args:
+        name: ``"davis"``, ``"florentine"``, ``"karate"`` or ``"les_mis"``.
+
+    Returns:
+        :class:`MaxCutInstance`.
+
+    Raises:
+        ValueError: if ``name`` is unknown.
+
+    Example:
+        >>> inst = max_cut_graph("davis")
+        >>> inst.f.n, inst.opt
+        (32, 89.0)
+    """
+    if name not in MAX_CUT_GRAPHS:
+        raise ValueError(f"name must be one of {sorted(MAX_CUT_GRAPHS)}, got {name!r}")
+    generator, opt = MAX_CUT_GRAPHS[name]
+    graph = getattr(nx, generator)()
+    nodes = list(graph.nodes())
+    W = nx.to_numpy_array(graph, nodelist=nodes, weight="weight", nonedge=0.0)
+    return MaxCutInstance(
+        name=name,
+        f=GraphCut(W),
+        nodes=tuple(str(v) for v in nodes),
+        opt=opt,
+        total_weight=float(np.triu(W, 1).sum()),
+    )
+
+
+@dataclass(frozen=True)
+class DigitsInstance:
+    """Facility location on a digits subsample under a partition matroid (one class per digit)."""
+
+    f: FacilityLocation
+    matroid: Partition
+    labels: np.ndarray
+    indices: np.ndarray
+
+
+def digits_facility_location(
+    *, n_per_class: int = 20, cap: int = 4, gamma_scale: float = 4.0, seed: int = 0
+) -> DigitsInstance:
+    r"""Facility location on a stratified subsample of scikit-learn's digits, with per-class capacities.
+
+    Pixels are scaled to :math:`[0, 1]`; the similarity is :math:`s_{ji} = \exp(-\gamma \|x_j - x_i\|^2)` with
+    :math:`\gamma = \text{gamma\_scale} / \mathrm{median}_{j \ne i} \|x_j - x_i\|^2`; the ground set and the
+    represented points are the same subsample; the matroid allows ``cap`` exemplars per digit.
+
+    Args:
+        n_per_class: images drawn per digit (without replacement), in ``[1, 174]``.
+        cap: exemplars allowed per digit, in ``[1, n_per_class]``.
+        gamma_scale: kernel sharpness relative to the median squared distance, ``> 0``.
+        seed: seed of the subsample.
+
+    Returns:
+        :class:`DigitsInstance` with ``n = 10 * n_per_class`` and rank ``10 * cap``.
+
+    Raises:
+        ValueError: if an argument is out of range.
+
+    Example:
+        >>> inst = digits_facility_location(n_per_class=5, cap=2)
+        >>> inst.f.n, inst.matroid.rank
+        (50, 20)
+    """
+    from sklearn.datasets import load_digits
+
+    n_per_class = check_int(n_per_class, "n_per_class", low=1, high=174)
+    cap = check_int(cap, "cap", low=1, high=n_per_class)
+    gamma_scale = check_real(gamma_scale, "gamma_scale", low=0.0, open_low=True)
+    seed = check_int(seed, "seed", low=0)
+    data = load_digits()
+    rng = np.random.default_rng(seed)
+    idx = np.concatenate(
+        [np.sort(rng.choice(np.flatnonzero(data.target == c), n_per_class, replace=False)) for c in range(10)]
+    )
+    x = data.data[idx] / 16.0
+    d2 = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    gamma = gamma_scale / np.median(d2[~np.eye(len(idx), dtype=bool)])
+    labels = data.target[idx].astype(np.int64)
+    return DigitsInstance(
+        f=FacilityLocation(np.exp(-gamma * d2)),
+        matroid=Partition(labels, np.full(10, cap)),
+        labels=labels,
+        indices=idx,
+    )

@@ -1,0 +1,59 @@
+"""Smoke tests of reproduce (tiny profile), the CLI and the scikit-learn-style selector."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from nips25_submodular import FacilityLocation, FacilityLocationSelection, Uniform, greedy
+from nips25_submodular.cli import main
+from nips25_submodular.reproduce import reproduce
+
+from nips25_shared import Report
+
+
+def test_reproduce_tiny_profile_report_structure(tmp_path):
+    """The tiny profile returns a Report with the five claims computed and the figure written."""
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    assert isinstance(report, Report) and report.package == "submodular"
+    assert [c.id for c in report.claims] == [
+        "maxcut-meta-half-opt",
+        "maxcut-meta-beats-naive",
+        "partition-meta-mcg-near-noiseless",
+        "partition-naive-mcg-degrades",
+        "meta-query-overhead",
+    ]
+    assert all(isinstance(c.holds, bool) and c.measured for c in report.claims)
+    assert report.figures == ["noise_sweep.png"] and (tmp_path / "noise_sweep.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="profile"):
+        reproduce(profile="huge", out_dir=tmp_path)
+
+
+def test_cli_run_is_deterministic(capsys):
+    """`nips25-submodular run` prints the same JSON for the same seed and rejects bad flags."""
+    args = ["run", "--graph", "davis", "--sigma", "0.5", "--seeds", "2", "--method", "naive,meta", "-q"]
+    assert main(args) == 0
+    first = capsys.readouterr().out
+    assert main(args) == 0
+    assert capsys.readouterr().out == first
+    summary = json.loads(first.split("\nnote:")[0])
+    assert summary["opt"] == 89.0 and set(summary["mean_cut"]) == {"naive", "meta"}
+    with pytest.raises(SystemExit):
+        main(["run", "--sigma", "-1"])
+    with pytest.raises(SystemExit):
+        main(["run", "--method", "best"])
+
+
+def test_selector_matches_greedy_on_precomputed_similarity():
+    """FacilityLocationSelection(metric='precomputed') ranks like greedy; bad n_samples and metric raise."""
+    sim = np.random.default_rng(0).random((25, 25))
+    sel = FacilityLocationSelection(5, metric="precomputed").fit(sim)
+    ref = greedy(FacilityLocation(sim), Uniform(25, 5))
+    assert sel.ranking.tolist() == ref.order.tolist()
+    np.testing.assert_allclose(sel.gains, ref.gains, rtol=1e-5)
+    assert sel.transform(np.arange(25)).tolist() == ref.order.tolist()
+    with pytest.raises(ValueError, match="n_samples"):
+        FacilityLocationSelection(30, metric="precomputed").fit(sim)
+    with pytest.raises(ValueError, match="metric"):
+        FacilityLocationSelection(3, metric="cosine").fit(sim)  # type: ignore[arg-type]
