@@ -52,7 +52,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--models", type=int, default=11)
-    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--queries", type=int, default=4096)
     ap.add_argument("--batchsplit-queries", type=int, default=1024)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
