@@ -221,8 +221,8 @@ def lp_oracle(quality: Any, cost: Any, budgets: Any, *, alpha: Any = 1.0) -> tup
 
     Example:
         >>> x, v = lp_oracle([[1.0, 0.5]], [[2.0, 1.0]], [1.0, 1.0])
-        >>> round(v, 6)
-        0.5
+        >>> round(v, 6)  # x = (0.5, 0.5): model 0's budget allows half the query, model 1 takes the rest
+        0.75
     """
     d, g, b = _check_instance(quality, cost, budgets, ("quality", "cost"))
     n, m = d.shape
