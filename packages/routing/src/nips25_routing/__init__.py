@@ -1,0 +1,59 @@
+"""nips25-routing: PORT, training-free online routing of a query stream across many LLMs under per-model budgets.
+
+Reference: Fangzhou Wu and Sandeep Silwal, "Efficient Training-Free Online Routing for High-Volume Multi-LLM
+Serving", NeurIPS 2025, arXiv:2509.02718.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from nips25_routing.baselines import (
+    BatchSplitRouter,
+    GreedyRouter,
+    RandomRouter,
+    batch_assignment,
+    offline_lp_actions,
+)
+from nips25_routing.budgets import SPLITS, BudgetLedger, split_budget, total_budget
+from nips25_routing.dual import DualFit, dual_objective, fit_dual, lp_oracle
+from nips25_routing.estimation import BACKENDS, ANNEstimator, l2_normalize
+from nips25_routing.history import HistoryStore, RoutingTable, load_routerbench
+from nips25_routing.port import PORTConfig, PORTRouter
+from nips25_routing.simulation import Router, RoutingResult, evaluate_actions, simulate
+from nips25_routing.zoo import ZOO_MODELS, ZooSplit, digits_zoo
+
+try:
+    __version__ = version("nips25-routing")
+except PackageNotFoundError:  # pragma: no cover - source tree without installation
+    __version__ = "0.0.0"
+
+__all__ = [
+    "BACKENDS",
+    "SPLITS",
+    "ZOO_MODELS",
+    "ANNEstimator",
+    "BatchSplitRouter",
+    "BudgetLedger",
+    "DualFit",
+    "GreedyRouter",
+    "HistoryStore",
+    "PORTConfig",
+    "PORTRouter",
+    "RandomRouter",
+    "Router",
+    "RoutingResult",
+    "RoutingTable",
+    "ZooSplit",
+    "__version__",
+    "batch_assignment",
+    "digits_zoo",
+    "dual_objective",
+    "evaluate_actions",
+    "fit_dual",
+    "l2_normalize",
+    "load_routerbench",
+    "lp_oracle",
+    "offline_lp_actions",
+    "simulate",
+    "split_budget",
+    "total_budget",
+]

@@ -1,0 +1,191 @@
+"""The paper's baselines in the same harness: Random, Greedy/KNN-Perf/Cost, BatchSplit, offline LP (Sec. 5)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from nips25_routing.dual import lp_oracle
+from nips25_routing.estimation import ANNEstimator
+from nips25_routing.validation import as_matrix, as_vector, check_positive_int
+
+__all__ = ["BatchSplitRouter", "GreedyRouter", "RandomRouter", "batch_assignment", "offline_lp_actions"]
+
+
+class RandomRouter:
+    """Each query to a model drawn uniformly from ``0..M-1`` (the paper's Random baseline).
+
+    Args:
+        n_models: ``M >= 1``.
+        seed: seed of the draws.
+
+    Example:
+        >>> RandomRouter(3, seed=0).route(np.zeros((4, 2))).shape
+        (4,)
+    """
+
+    def __init__(self, n_models: int, *, seed: int = 0) -> None:
+        self.n_models = check_positive_int(n_models, "n_models")
+        self._rng = np.random.default_rng(seed)
+
+    def route(self, embeddings: Any) -> np.ndarray:
+        """``(B,)`` random model indices for the ``(B, D)`` batch.
+
+        Raises:
+            ValueError: if ``embeddings`` is not a finite, non-empty 2-D array.
+        """
+        q = as_matrix(embeddings, "embeddings", dtype=np.float32)
+        return np.asarray(self._rng.integers(0, self.n_models, size=q.shape[0]), dtype=np.int64)
+
+
+class GreedyRouter:
+    r"""Budget-blind greedy routing on kNN estimates (Greedy-Perf/Cost; KNN-Perf/Cost with an exact estimator).
+
+    ``kind="perf"``: :math:`\arg\max_i \hat d_{ji}`. ``kind="cost"``: the model with the most *estimated* budget
+    left, :math:`\arg\max_i (B_i - \sum_{j'<j,\ a_{j'}=i} \hat g_{j'i})` (official ``utils.greedy``, ``op=2``).
+    Ties go to the lowest index. With ``ANNEstimator(backend="sklearn")`` these are the paper's KNN-Perf/Cost.
+
+    Args:
+        estimator: the kNN estimator.
+        budgets: ``(M,)`` per-model budgets (used by ``kind="cost"``).
+        kind: ``"perf"`` or ``"cost"``.
+
+    Raises:
+        ValueError: on an unknown ``kind`` or bad budgets.
+    """
+
+    def __init__(self, estimator: ANNEstimator, budgets: Any, *, kind: Literal["perf", "cost"] = "perf") -> None:
+        if not isinstance(estimator, ANNEstimator):
+            raise TypeError(f"estimator must be an ANNEstimator, got {type(estimator).__name__}")
+        if kind not in ("perf", "cost"):
+            raise ValueError(f"kind must be 'perf' or 'cost', got {kind!r}")
+        self.estimator = estimator
+        self.kind = kind
+        self.n_models = estimator.n_models
+        self.remaining = as_vector(budgets, "budgets", size=self.n_models, nonnegative=True).copy()
+
+    def route(self, embeddings: Any) -> np.ndarray:
+        """``(B,)`` model indices for the ``(B, D)`` batch, in arrival order.
+
+        Raises:
+            ValueError: if ``embeddings`` is not a finite, non-empty ``(B, D)`` array.
+        """
+        d_hat, g_hat = self.estimator.estimate(embeddings)
+        if self.kind == "perf":
+            return d_hat.argmax(axis=1)
+        out = np.empty(d_hat.shape[0], dtype=np.int64)
+        for j in range(d_hat.shape[0]):
+            out[j] = int(self.remaining.argmax())
+            self.remaining[out[j]] -= g_hat[j, out[j]]
+        return out
+
+
+def batch_assignment(d_hat: Any, g_hat: Any, remaining: Any, *, time_limit: float = 10.0) -> np.ndarray:
+    r"""BatchSplit's per-batch binary program, solved with scipy's HiGHS MILP.
+
+    .. math:: \max_{x\in\{0,1\}^{B\times M}} \sum_{j,i} \hat d_{ji} x_{ji} \;\text{s.t.}\;
+              \sum_j \hat g_{ji} x_{ji} \le R_i,\; \sum_i x_{ji} \le 1.
+
+    Args:
+        d_hat: ``(B, M)`` estimated quality.
+        g_hat: ``(B, M)`` estimated cost, ``>= 0``.
+        remaining: ``(M,)`` remaining (estimated) budgets, ``>= 0``.
+        time_limit: seconds HiGHS may spend; the best feasible point found is used.
+
+    Returns:
+        ``(B,)`` actions in ``0..M`` (``M`` when the program leaves the query unassigned).
+
+    Raises:
+        ValueError: on mismatched shapes, NaN/inf or negative costs/budgets.
+
+    Example:
+        >>> batch_assignment([[1.0, 0.2], [1.0, 0.3]], [[1.0, 0.1], [1.0, 0.1]], [1.0, 1.0]).tolist()
+        [0, 1]
+    """
+    d = as_matrix(d_hat, "d_hat")
+    g = as_matrix(g_hat, "g_hat", rows=d.shape[0], cols=d.shape[1])
+    r = as_vector(remaining, "remaining", size=d.shape[1])
+    if (g < 0).any():
+        raise ValueError("g_hat must be >= 0")
+    r = np.maximum(r, 0.0)
+    n, m = d.shape
+    k = np.arange(n * m)
+    j_idx, i_idx = np.divmod(k, m)
+    import scipy.sparse as sp
+
+    budget_rows = sp.csr_matrix((g.ravel(), (i_idx, k)), shape=(m, n * m))
+    query_rows = sp.csr_matrix((np.ones(n * m), (j_idx, k)), shape=(n, n * m))
+    res = milp(
+        -d.ravel(),
+        constraints=[LinearConstraint(budget_rows, -np.inf, r), LinearConstraint(query_rows, -np.inf, 1.0)],
+        integrality=np.ones(n * m),
+        bounds=Bounds(0.0, 1.0),
+        options={"time_limit": time_limit},
+    )
+    out = np.full(n, m, dtype=np.int64)
+    if res.x is None:
+        return out
+    x = res.x.reshape(n, m) > 0.5
+    rows = x.any(axis=1)
+    out[rows] = x[rows].argmax(axis=1)
+    return out
+
+
+class BatchSplitRouter:
+    """BatchSplit: solve the binary routing program on each arriving batch against the remaining estimated budget.
+
+    After each batch, :math:`R_i \\mathrel{-}= \\sum_{j \\to i} \\hat g_{ji}` (official ``utils.segment_local``).
+    Queries the program leaves unassigned are dropped (action ``M``). Batch size is the caller's ``route`` size
+    (the paper: 256).
+
+    Args:
+        estimator: the kNN estimator.
+        budgets: ``(M,)`` per-model budgets.
+        time_limit: HiGHS time limit per batch, seconds.
+    """
+
+    def __init__(self, estimator: ANNEstimator, budgets: Any, *, time_limit: float = 10.0) -> None:
+        if not isinstance(estimator, ANNEstimator):
+            raise TypeError(f"estimator must be an ANNEstimator, got {type(estimator).__name__}")
+        if not time_limit > 0:
+            raise ValueError(f"time_limit must be > 0, got {time_limit}")
+        self.estimator = estimator
+        self.n_models = estimator.n_models
+        self.time_limit = float(time_limit)
+        self.remaining = as_vector(budgets, "budgets", size=self.n_models, nonnegative=True).copy()
+
+    def route(self, embeddings: Any) -> np.ndarray:
+        """``(B,)`` actions in ``0..M`` for the ``(B, D)`` batch.
+
+        Raises:
+            ValueError: if ``embeddings`` is not a finite, non-empty ``(B, D)`` array.
+        """
+        d_hat, g_hat = self.estimator.estimate(embeddings)
+        out = batch_assignment(d_hat, g_hat, self.remaining, time_limit=self.time_limit)
+        served = out < self.n_models
+        np.subtract.at(self.remaining, out[served], g_hat[np.flatnonzero(served), out[served]])
+        return out
+
+
+def offline_lp_actions(quality: Any, cost: Any, budgets: Any) -> np.ndarray:
+    """Offline LP routing with the official rounding: query ``j`` goes to ``argmax_i x_ji`` if that is > 0.
+
+    With estimates this is the paper's Approx-Opt; with true quality and cost, its Optimum.
+
+    Args:
+        quality: ``(N, M)`` quality (estimated or true).
+        cost: ``(N, M)`` cost (estimated or true).
+        budgets: ``(M,)`` budgets.
+
+    Returns:
+        ``(N,)`` actions in ``0..M`` (``M`` = dropped).
+
+    Example:
+        >>> offline_lp_actions([[1.0, 0.5], [1.0, 0.5]], [[1.0, 1.0], [1.0, 1.0]], [1.0, 0.0]).tolist()
+        [0, 2]
+    """
+    x, _ = lp_oracle(quality, cost, budgets)
+    best = x.argmax(axis=1)
+    return np.where(x[np.arange(x.shape[0]), best] > 1e-9, best, x.shape[1]).astype(np.int64)

@@ -1,0 +1,141 @@
+"""Training-free estimates of every model's quality and cost from the k nearest history queries (PORT, Sec. 3.1)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from nips25_routing.history import HistoryStore
+from nips25_routing.validation import as_matrix, check_positive_int
+
+__all__ = ["BACKENDS", "ANNEstimator", "l2_normalize"]
+
+Backend = Literal["faiss-hnsw", "faiss-flat", "sklearn"]
+BACKENDS: tuple[str, ...] = ("faiss-hnsw", "faiss-flat", "sklearn")
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` divided by their L2 norm (zero rows stay zero), as contiguous float32."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.ascontiguousarray(x / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+class ANNEstimator:
+    r"""kNN estimates :math:`\hat d_{ji}, \hat g_{ji}` of model quality and cost for incoming queries.
+
+    For query :math:`j` with L2-normalised embedding :math:`q_j`, let :math:`N_k(j)` be the ``k`` history queries of
+    largest cosine similarity. Then :math:`\hat d_{ji} = \frac1k\sum_{h\in N_k(j)} d_{hi}` and
+    :math:`\hat g_{ji} = \frac1k\sum_{h\in N_k(j)} g_{hi}`.
+
+    Args:
+        history: the :class:`~nips25_routing.history.HistoryStore` ``H``.
+        backend: ``"faiss-hnsw"`` (approximate, the default: faiss ``IndexHNSWFlat`` on inner product),
+            ``"faiss-flat"`` (exact, faiss ``IndexFlatIP``) or ``"sklearn"`` (exact, scikit-learn
+            ``NearestNeighbors(metric="cosine", algorithm="brute")``; the KNN baselines' reference).
+        k: neighbours per estimate, ``1 <= k <= H``.
+        hnsw_m: HNSW graph degree (faiss ``M``).
+        ef_construction: HNSW build-time candidate list size.
+        ef_search: HNSW query-time candidate list size (``>= k``).
+
+    Raises:
+        ValueError: on an unknown backend or out-of-range ``k``/HNSW parameters.
+        TypeError: if ``history`` is not a ``HistoryStore``.
+
+    References:
+        Wu & Silwal, "Efficient Training-Free Online Routing for High-Volume Multi-LLM Serving", NeurIPS 2025,
+        arXiv:2509.02718, Sec. 3.1 (ANN estimation); official code uses hnswlib with M=32, efC=200, ef=50, k=5.
+
+    Example:
+        >>> import numpy as np
+        >>> h = HistoryStore(np.eye(3), np.eye(3), np.ones((3, 3)), ["a", "b", "c"])
+        >>> d, g = ANNEstimator(h, backend="faiss-flat", k=1).estimate(np.array([[0.0, 2.0, 0.1]]))
+        >>> d.tolist()
+        [[0.0, 1.0, 0.0]]
+    """
+
+    def __init__(
+        self,
+        history: HistoryStore,
+        *,
+        backend: Backend = "faiss-hnsw",
+        k: int = 5,
+        hnsw_m: int = 32,
+        ef_construction: int = 200,
+        ef_search: int = 50,
+    ) -> None:
+        if not isinstance(history, HistoryStore):
+            raise TypeError(f"history must be a HistoryStore, got {type(history).__name__}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        k = check_positive_int(k, "k")
+        if k > history.size:
+            raise ValueError(f"k must be <= the history size {history.size}, got {k}")
+        for name, value in (("hnsw_m", hnsw_m), ("ef_construction", ef_construction), ("ef_search", ef_search)):
+            check_positive_int(value, name)
+        if ef_search < k:
+            raise ValueError(f"ef_search must be >= k={k}, got {ef_search}")
+        self.history = history
+        self.backend: str = backend
+        self.k = k
+        self.hnsw_m = hnsw_m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self._index: Any = self._build(l2_normalize(history.embeddings))
+
+    @property
+    def dim(self) -> int:
+        """Embedding dimension ``D``."""
+        return int(self.history.embeddings.shape[1])
+
+    @property
+    def n_models(self) -> int:
+        """Number of models ``M``."""
+        return self.history.n_models
+
+    def _build(self, base: np.ndarray) -> Any:
+        if self.backend == "sklearn":
+            from sklearn.neighbors import NearestNeighbors
+
+            return NearestNeighbors(n_neighbors=self.k, metric="cosine", algorithm="brute").fit(base)
+        import faiss
+
+        index: Any
+        if self.backend == "faiss-flat":
+            index = faiss.IndexFlatIP(base.shape[1])
+        else:
+            index = faiss.IndexHNSWFlat(base.shape[1], self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = self.ef_construction
+            index.hnsw.efSearch = self.ef_search
+        index.add(base)
+        return index
+
+    def neighbors(self, queries: Any) -> np.ndarray:
+        """Indices ``(B, k)`` of the ``k`` most cosine-similar history queries, most similar first.
+
+        Raises:
+            ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array.
+        """
+        q = l2_normalize(as_matrix(queries, "queries", cols=self.dim, dtype=np.float32))
+        if self.backend == "sklearn":
+            return np.asarray(self._index.kneighbors(q, return_distance=False), dtype=np.int64)
+        _, idx = self._index.search(q, self.k)
+        return np.asarray(idx, dtype=np.int64)
+
+    def estimate(self, queries: Any) -> tuple[np.ndarray, np.ndarray]:
+        r"""Estimated quality and cost of every model on each query: means over the ``k`` nearest history queries.
+
+        Args:
+            queries: ``(B, D)`` embeddings of incoming queries.
+
+        Returns:
+            ``(d_hat, g_hat)``, each ``(B, M)`` float64.
+
+        Raises:
+            ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array.
+        """
+        idx = self.neighbors(queries)
+        d_hat = self.history.quality[idx].mean(axis=1)
+        g_hat = self.history.cost[idx].mean(axis=1)
+        return d_hat, g_hat

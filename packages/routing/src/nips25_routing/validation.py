@@ -1,0 +1,56 @@
+"""Input validation shared by every public entry point: arrays of the right shape, finite, non-empty."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["as_matrix", "as_vector", "check_positive_int"]
+
+
+def as_matrix(
+    value: Any, name: str, *, cols: int | None = None, rows: int | None = None, dtype: Any = np.float64
+) -> np.ndarray:
+    """``value`` as a finite, non-empty 2-D array of ``dtype``; ValueError/TypeError naming ``name`` otherwise."""
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}") from exc
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {arr.shape}")
+    if cols is not None and arr.shape[1] != cols:
+        raise ValueError(f"{name} must have {cols} columns, got shape {arr.shape}")
+    if rows is not None and arr.shape[0] != rows:
+        raise ValueError(f"{name} must have {rows} rows, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
+
+
+def as_vector(value: Any, name: str, *, size: int | None = None, nonnegative: bool = False) -> np.ndarray:
+    """``value`` as a finite, non-empty 1-D float64 array; ValueError/TypeError naming ``name`` otherwise."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}") from exc
+    if arr.ndim != 1 or arr.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
+    if size is not None and arr.shape[0] != size:
+        raise ValueError(f"{name} must have {size} entries, got {arr.shape[0]}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    if nonnegative and (arr < 0).any():
+        raise ValueError(f"{name} must be >= 0")
+    return arr
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """``value`` as an int ``>= 1``; TypeError/ValueError naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)

@@ -1,0 +1,91 @@
+"""The ``nips25-routing`` command (route on stdin, reproduce in its tiny profile) and the reproduce smoke test."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+from nips25_routing import PORTRouter
+from nips25_routing.cli import main
+from nips25_routing.reproduce import ROUTERS, reproduce
+
+from .conftest import make_history
+
+
+def _write_history(tmp_path):
+    hist = make_history(0)
+    path = tmp_path / "history.npz"
+    np.savez(path, embeddings=hist.embeddings, quality=hist.quality, cost=hist.cost, models=np.array(hist.models))
+    return path
+
+
+def _queries(n: int, seed: int = 0) -> str:
+    rng = np.random.default_rng(seed)
+    return "".join(json.dumps({"id": f"q{i}", "embedding": (rng.normal(size=8) * 3).tolist()}) + "\n" for i in range(n))
+
+
+def test_route_command_matches_the_library_and_resumes_from_state(tmp_path, monkeypatch, capsys):
+    """`route` writes one decision per line, equal to PORTRouter.route; a second call resumes from --state."""
+    path = _write_history(tmp_path)
+    state = tmp_path / "state.json"
+    args = ["route", "--history", str(path), "--budgets", "30,30,30", "--n-total", "100", "--alpha", "1",
+            "--eps", "0.2", "--backend", "faiss-flat", "--state", str(state), "--batch-size", "16"]  # fmt: skip
+    text = _queries(100)
+    lines = text.splitlines(True)
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(lines[:50])))
+    assert main(args) == 0
+    first = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(lines[50:])))
+    assert main(args) == 0
+    second = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(first) == 50
+    decisions = [d["index"] for d in first + second]
+    assert [d["id"] for d in first + second] == [f"q{i}" for i in range(100)]
+
+    from nips25_routing import ANNEstimator, HistoryStore
+
+    with np.load(path) as npz:
+        hist = HistoryStore(npz["embeddings"], npz["quality"], npz["cost"], [str(m) for m in npz["models"]])
+    router = PORTRouter(ANNEstimator(hist, backend="faiss-flat"), [30, 30, 30], n_total=100, alpha=1.0, eps=0.2)
+    emb = np.array([json.loads(line)["embedding"] for line in text.splitlines()])
+    expected = np.concatenate(
+        [router.route(emb[i : min(i + 16, 50)]) for i in range(0, 50, 16)] + [router.route(emb[50:])]
+    )
+    assert decisions == expected.tolist()
+
+
+def test_route_command_names_the_bad_line(tmp_path, monkeypatch, capsys):
+    path = _write_history(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO('{"embedding": [1, 2]}\n{"text": "no embedding"}\n'))
+    assert main(["route", "--history", str(path), "--budgets", "1,1,1"]) == 2
+    assert "line 2" in capsys.readouterr().err
+    assert main(["route", "--history", str(tmp_path / "none.npz"), "--budgets", "1,1,1"]) == 2
+
+
+def test_reproduce_tiny_profile_builds_a_complete_report(tmp_path):
+    """Smoke: the tiny profile returns four claims with criteria and computed holds, and writes its figure."""
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    assert report.package == "routing" and report.profile == "tiny"
+    assert [c.id for c in report.claims] == [
+        "port-beats-online-baselines", "port-near-approx-opt", "port-throughput", "port-latency",
+    ]  # fmt: skip
+    assert all(isinstance(c.holds, bool) and c.criterion for c in report.claims)
+    assert (tmp_path / report.figures[0]).is_file()
+    means = report.config["mean_results"]["1.0"]
+    assert set(means) == set(ROUTERS)
+    # Optimum (LP on true quality/cost) is an upper bound only up to rounding; it must be positive and finite
+    assert means["Optimum"]["quality"] > 0
+    # reproducibility: the same seed gives the same routing numbers
+    again = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    assert again.config["mean_results"]["1.0"]["PORT"]["quality"] == means["PORT"]["quality"]
+    assert again.config["mean_results"]["1.0"]["BatchSplit"]["throughput"] == means["BatchSplit"]["throughput"]
+
+
+def test_reproduce_rejects_unknown_profile_and_missing_routerbench(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="profile"):
+        reproduce(profile="huge", out_dir=tmp_path)
+    monkeypatch.delenv("NIPS25_ROUTERBENCH", raising=False)
+    with pytest.raises(FileNotFoundError, match="NIPS25_ROUTERBENCH"):
+        reproduce(profile="paper", out_dir=tmp_path)
