@@ -43,8 +43,8 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    # ~2 min on 2 CPU cores: GoRA and LoRA, 3 seeds, 120 steps of 8 utterances on the real MiniLM-L6.
-    "quick": Profile(("lora", "gora"), 3, 120, 8, 5e-4, 4, 16, 125, 32),
+    # minutes on 2 CPU cores: GoRA and LoRA, 3 seeds, 60 steps of 8 utterances on the real MiniLM-L6.
+    "quick": Profile(("lora", "gora"), 3, 60, 8, 5e-4, 4, 8, 125, 24),
     # every baseline of the harness, longer training (~15 min on CPU).
     "full": Profile(("lora", "rslora", "pissa", "loraga", "eva", "gora", "full"), 3, 300, 16, 5e-4, 8, 16, 125, 32),
     # smoke test: a tiny random-init BERT on the real corpus and tokenizer, seconds.
