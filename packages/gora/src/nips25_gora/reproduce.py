@@ -106,7 +106,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     15 % of LoRA's and every rank within [r_min, r_max]; (4) GoRA's init costs < 10 % of its training time.
 
     Args:
-        profile: ``"quick"`` (default, ~2 min on CPU), ``"full"`` (all baselines), ``"tiny"`` (smoke test), or
+        profile: ``"quick"`` (default, about 5 min on 2 shared CPU cores), ``"full"`` (all baselines),
+            ``"tiny"`` (smoke test), or
             ``"paper"`` (needs a GPU, a local causal LM and data; see the README).
         seed: first seed; the run uses ``seed, seed + 1, ...``.
         out_dir: directory for the figure.
