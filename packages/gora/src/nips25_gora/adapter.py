@@ -1,0 +1,233 @@
+"""One preprocessing call that turns a model into a GoRA-initialised peft LoRA ``PeftModel`` (GoRA, Alg. 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from peft import LoraConfig, PeftModel, get_peft_model
+from peft.tuners.lora import LoraLayer
+from torch import nn
+
+from nips25_gora.allocation import allocate_ranks, lora_budget, realised_budget
+from nips25_gora.config import GoraConfig
+from nips25_gora.gradients import LossFn, accumulate_gradients, find_target_linears
+from nips25_gora.importance import importance
+from nips25_gora.initialization import compress_init, lora_scaling
+from nips25_shared import get_logger
+
+__all__ = ["GoraInit", "apply_gora", "check_rank_pattern", "export_rank_json", "rank_pattern_keys"]
+
+log = get_logger(__name__)
+ADAPTER = "default"
+
+
+@dataclass(frozen=True)
+class GoraInit:
+    """What :func:`apply_gora` decided and how long it took (attached to the model as ``model.gora_init``).
+
+    Attributes:
+        ranks: ``{module_name: r_i}``.
+        importances: ``{module_name: I_i}``.
+        shapes: ``{module_name: (m_i, n_i)}``.
+        budget: LoRA's budget :math:`B=\\sum_i r_{ref}(m_i+n_i)` in parameters.
+        realised: :math:`\\sum_i r_i(m_i+n_i)`.
+        grad_seconds: wall time of the gradient accumulation.
+        init_seconds: wall time of everything after it (allocation, peft wrapping, solves).
+        relative_error: ``{module_name: ||s B A + xi G||_F / (xi ||G||_F)}``; 0 at full rank.
+    """
+
+    ranks: dict[str, int]
+    importances: dict[str, float]
+    shapes: dict[str, tuple[int, int]]
+    budget: int
+    realised: int
+    grad_seconds: float
+    init_seconds: float
+    relative_error: dict[str, float]
+
+    @property
+    def total_seconds(self) -> float:
+        """Gradient accumulation plus initialisation, in seconds."""
+        return self.grad_seconds + self.init_seconds
+
+
+def rank_pattern_keys(ranks: Mapping[str, int]) -> dict[str, int]:
+    """peft ``rank_pattern`` whose keys match exactly one module each: ``"^" + re.escape(full module name)``.
+
+    peft matches a key with ``re.match(rf"(.*\\.)?({key})$", name)`` and silently falls back to ``r`` when no key
+    matches; a bare suffix such as ``"layer.1.query"`` would also match ``"layer.11.query"``'s neighbours.
+    """
+    return {"^" + re.escape(name): int(r) for name, r in ranks.items()}
+
+
+def check_rank_pattern(model: nn.Module, rank_pattern: Mapping[str, int]) -> dict[str, str]:
+    """Check that each ``rank_pattern`` key matches exactly one LoRA layer of ``model`` and that its rank is used.
+
+    Matching follows ``peft.utils.other.get_pattern_key``. Returns ``{key: module_name}``.
+
+    Raises:
+        ValueError: if a key matches no LoRA module or several, or a matched layer's ``lora_A`` has another rank.
+    """
+    layers = {name: mod for name, mod in model.named_modules() if isinstance(mod, LoraLayer)}
+    # PeftModel prefixes names with "base_model.model."; peft matches against the name inside the wrapped model.
+    prefix = "base_model.model."
+    inner = {(n[len(prefix) :] if n.startswith(prefix) else n): m for n, m in layers.items()}
+    out = {}
+    for key, r in rank_pattern.items():
+        hits = [n for n in inner if re.match(rf"(.*\.)?({key})$", n)]
+        if len(hits) != 1:
+            raise ValueError(f"rank_pattern key {key!r} matches {len(hits)} modules ({hits[:3]}), expected exactly 1")
+        layer = inner[hits[0]]
+        got = layer.r.get(ADAPTER) if hasattr(layer, "r") else None
+        if got != r:
+            raise ValueError(f"rank_pattern key {key!r}: module {hits[0]!r} has rank {got}, expected {r}")
+        out[key] = hits[0]
+    return out
+
+
+def export_rank_json(info: GoraInit, path: str | os.PathLike[str]) -> Path:
+    """Write ``rank.json`` (as the official code does): ranks, importances, shapes, budget, timings.
+
+    Returns:
+        The path written.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "rank.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(asdict(info), indent=2) + "\n")
+    return p
+
+
+def apply_gora(
+    model: nn.Module,
+    batches: Iterable[Any],
+    config: GoraConfig,
+    *,
+    loss_fn: LossFn | None = None,
+    accelerator: Any = None,
+) -> PeftModel:
+    r"""Wrap ``model`` in a peft LoRA adapter with GoRA's ranks and initialisation (GoRA, Alg. 1).
+
+    1. :func:`~nips25_gora.accumulate_gradients`: :math:`\bar G_i` over ``config.n_steps`` batches.
+    2. :func:`~nips25_gora.importance` and :func:`~nips25_gora.allocate_ranks`: :math:`r_i` under LoRA's budget.
+    3. ``get_peft_model`` with ``LoraConfig(r=r_ref, use_rslora=rank_stabilized, rank_pattern={^name: r_i})``;
+       peft draws ``lora_A`` (kaiming-uniform); :func:`~nips25_gora.compress_init` overwrites ``lora_B`` so that
+       :math:`\Delta W_i(0) = -\xi\sqrt{n_i/r_i}\,\bar G_i P_{A_i}`.
+
+    The base weights are not modified, so ``disable_adapter()`` gives the base model exactly, and the saved adapter
+    is an ordinary peft LoRA adapter that loads with ``PeftModel.from_pretrained`` without this package.
+    Under a multi-process ``accelerate`` run, :math:`\bar G` is averaged over processes and ``lora_A`` is broadcast
+    from the main process, so every process holds the same adapter.
+
+    Args:
+        model: the base model (e.g. ``AutoModelForCausalLM`` / ``BertForSequenceClassification``); modified in
+            place by peft's wrapping (its base weights stay bit-identical).
+        batches: iterable of batches for the gradient pass (see :func:`~nips25_gora.accumulate_gradients`).
+        config: the :class:`~nips25_gora.GoraConfig`.
+        loss_fn: ``(model, batch) -> scalar loss``; default ``model(**batch).loss``.
+        accelerator: optional ``accelerate.Accelerator``.
+
+    Returns:
+        The ``PeftModel``; its ``gora_init`` attribute is a :class:`GoraInit` (ranks, importances, timings).
+
+    Raises:
+        TypeError: if ``config`` is not a :class:`GoraConfig` or a target is not an ``nn.Linear``.
+        ValueError: if a target matches nothing, ``batches`` is empty, or a loss/gradient is not finite.
+
+    References:
+        He et al., "GoRA: Gradient-driven Adaptive Low Rank Adaptation", NeurIPS 2025, arXiv:2502.12171, Alg. 1.
+
+    Example:
+        >>> peft_model = apply_gora(model, batches, GoraConfig(target_modules=("query", "value")))  # doctest: +SKIP
+        >>> peft_model.save_pretrained("adapter")  # doctest: +SKIP
+    """
+    if not isinstance(config, GoraConfig):
+        raise TypeError(f"config must be a GoraConfig, got {type(config).__name__}")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if isinstance(model, PeftModel):
+        raise TypeError("model is already a PeftModel: pass the base model")
+    targets = find_target_linears(model, config.target_modules)
+    t0 = time.perf_counter()
+    grads = accumulate_gradients(
+        model,
+        batches,
+        target_modules=config.target_modules,
+        n_steps=config.n_steps,
+        loss_fn=loss_fn,
+        accelerator=accelerator,
+        early_stop_tol=config.early_stop_tol,
+        importance_kind=config.importance,
+    )
+    t1 = time.perf_counter()
+    shapes = {name: (mod.out_features, mod.in_features) for name, mod in targets.items()}
+    importances = {name: importance(targets[name].weight, grads[name], kind=config.importance) for name in targets}
+    ranks = allocate_ranks(
+        shapes, importances, r_ref=config.r_ref, r_min=config.r_min, r_max=config.r_max, renormalize=config.renormalize
+    )
+    pattern = rank_pattern_keys(ranks)
+    lora_config = LoraConfig(
+        r=config.r_ref,
+        lora_alpha=config.lora_alpha,  # type: ignore[arg-type]  # peft annotates int; floats work
+        lora_dropout=config.lora_dropout,
+        use_rslora=config.rank_stabilized,
+        target_modules=list(config.target_modules),
+        rank_pattern=pattern,
+        modules_to_save=list(config.modules_to_save) or None,
+        init_lora_weights=True,
+    )
+    peft_model = get_peft_model(model, lora_config)
+    key_to_name = check_rank_pattern(peft_model, pattern)
+    modules = dict(model.named_modules())  # peft wraps ``model`` in place
+    errors = {}
+    for key, name in key_to_name.items():
+        layer = modules[name]
+        a = layer.lora_A[ADAPTER].weight
+        if accelerator is not None and getattr(accelerator, "num_processes", 1) > 1:
+            from accelerate.utils import broadcast
+
+            with torch.no_grad():
+                a.copy_(broadcast(a.detach().clone()))
+        s = lora_scaling(ranks[name], lora_alpha=config.lora_alpha, rank_stabilized=config.rank_stabilized)
+        if abs(layer.scaling[ADAPTER] - s) > 1e-9 * s:
+            raise RuntimeError(f"peft's scaling of {name!r} is {layer.scaling[ADAPTER]}, expected {s} ({key})")
+        b = compress_init(
+            grads[name],
+            a,
+            xi=config.xi,
+            lora_alpha=config.lora_alpha,
+            rank_stabilized=config.rank_stabilized,
+            ridge=config.ridge,
+        )
+        with torch.no_grad():
+            layer.lora_B[ADAPTER].weight.copy_(b)
+        delta = s * b.double().cpu() @ a.detach().double().cpu()
+        g = grads[name].double()
+        g_norm = float(torch.linalg.matrix_norm(g))
+        errors[name] = float(torch.linalg.matrix_norm(delta + config.xi * g)) / (config.xi * g_norm) if g_norm else 0.0
+    info = GoraInit(
+        ranks=ranks,
+        importances=importances,
+        shapes=shapes,
+        budget=lora_budget(shapes, r_ref=config.r_ref),
+        realised=realised_budget(shapes, ranks),
+        grad_seconds=t1 - t0,
+        init_seconds=time.perf_counter() - t1,
+        relative_error=errors,
+    )
+    setattr(peft_model, "gora_init", info)  # noqa: B010 - nn.Module annotates attributes as Tensor | Module
+    log.info(
+        "GoRA: %d layers, ranks %d..%d, budget %d/%d (%.3f), %.2f s gradients + %.2f s init",
+        len(ranks), min(ranks.values()), max(ranks.values()), info.realised, info.budget,
+        info.realised / info.budget, info.grad_seconds, info.init_seconds,
+    )  # fmt: skip
+    return peft_model

@@ -1,0 +1,78 @@
+"""``nips25-gora``: reproduce the headline experiment, or write a GoRA adapter for a local model."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+
+__all__ = ["main"]
+
+
+def _init(args: argparse.Namespace) -> int:
+    """GoRA on a local causal LM with a JSONL of question/answer pairs; saves a peft adapter and rank.json."""
+    import torch
+
+    from nips25_gora.adapter import apply_gora, export_rank_json
+    from nips25_gora.config import GoraConfig
+    from nips25_gora.corpus import load_math_jsonl
+    from nips25_gora.models import load_causal_lm
+
+    configure_logging(args.verbose - args.quiet)
+    seed_everything(args.seed)
+    model, tokenizer = load_causal_lm(args.model, dtype=torch.float32)
+    if tokenizer is None:
+        raise ValueError(f"--model: {args.model} has no tokenizer")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    pairs = load_math_jsonl(args.data, limit=args.n_steps * args.batch_size)
+    texts = [f"{q}\n{a}" for q, a in pairs]
+    batches = []
+    for i in range(0, len(texts), args.batch_size):
+        enc = tokenizer(texts[i : i + args.batch_size], return_tensors="pt", padding=True, truncation=True,
+                        max_length=args.max_length)  # fmt: skip
+        labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
+        batches.append({**enc, "labels": labels})
+    config = GoraConfig(target_modules=tuple(args.targets), n_steps=len(batches), r_ref=args.r_ref)
+    peft_model = apply_gora(model, batches, config)
+    out = Path(args.out)
+    peft_model.save_pretrained(str(out))
+    export_rank_json(peft_model.gora_init, out)
+    print(json.dumps({"adapter": str(out), "ranks": peft_model.gora_init.ranks}, indent=2))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``nips25-gora``."""
+    from nips25_gora.models import LLAMA_TARGETS
+
+    parser = argparse.ArgumentParser(prog="nips25-gora", description="GoRA (NeurIPS 2025) as a peft LoRA adapter.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
+    add_common_arguments(rep, slug="gora")
+    ini = sub.add_parser("init", help="GoRA-initialise a local causal LM; write a peft adapter and rank.json")
+    ini.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM directory")
+    ini.add_argument("--data", type=Path, required=True, help="JSONL with query/response or question/answer")
+    ini.add_argument("--out", type=Path, required=True, help="output directory for the adapter")
+    ini.add_argument("--targets", nargs="+", default=list(LLAMA_TARGETS), help="target module names")
+    ini.add_argument("--r-ref", type=int, default=8, help="LoRA-equivalent rank (sets the budget)")
+    ini.add_argument("--n-steps", type=int, default=32, help="gradient batches N")
+    ini.add_argument("--batch-size", type=int, default=4)
+    ini.add_argument("--max-length", type=int, default=512)
+    ini.add_argument("--seed", type=int, default=0)
+    ini.add_argument("-v", "--verbose", action="count", default=0)
+    ini.add_argument("-q", "--quiet", action="count", default=0)
+    args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        from nips25_gora.reproduce import reproduce
+
+        run_reproduce(reproduce, args)
+        return 0
+    return _init(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

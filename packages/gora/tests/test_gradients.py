@@ -1,0 +1,91 @@
+"""Gradient accumulation against autograd (GoRA, Sec. 3.1)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from nips25_gora import accumulate_gradients
+from torch import nn
+
+TARGETS = ("query", "attention.output.dense")
+
+
+def _autograd_mean(model, batches):
+    params = {n[: -len(".weight")]: p for n, p in model.named_parameters() if n.endswith(("query.weight",))}
+    params |= {
+        n[: -len(".weight")]: p for n, p in model.named_parameters() if n.endswith("attention.output.dense.weight")
+    }
+    loss = sum(model(**b).loss for b in batches) / len(batches)
+    return dict(zip(params, torch.autograd.grad(loss, list(params.values()))))
+
+
+def test_equals_autograd_gradient_of_mean_loss(make_bert, make_batches):
+    """G_i = (1/N) sum_s dL_s/dW_i equals autograd's gradient of the mean loss; flags and mode are restored."""
+    model, batches = make_bert(), make_batches(4)
+    model.train()
+    flags = {n: p.requires_grad for n, p in model.named_parameters()}
+    got = accumulate_gradients(model, batches, target_modules=TARGETS, n_steps=4)
+    assert model.training  # restored
+    model.eval()
+    expected = _autograd_mean(model, batches)
+    assert set(got) == set(expected) and len(got) == 4
+    for name in expected:
+        torch.testing.assert_close(got[name], expected[name], rtol=1e-5, atol=1e-7)
+    assert {n: p.requires_grad for n, p in model.named_parameters()} == flags
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_same_under_a_one_process_accelerator(make_bert, make_batches):
+    from accelerate import Accelerator
+
+    model, batches = make_bert(), make_batches(3)
+    plain = accumulate_gradients(model, batches, target_modules=TARGETS, n_steps=3)
+    accelerated = accumulate_gradients(model, batches, target_modules=TARGETS, n_steps=3, accelerator=Accelerator())
+    for name in plain:
+        torch.testing.assert_close(accelerated[name], plain[name], rtol=1e-6, atol=1e-8)
+
+
+def test_uses_only_the_first_n_steps_batches(make_bert, make_batches):
+    model, batches = make_bert(), make_batches(5)
+    first_two = accumulate_gradients(model, batches[:2], target_modules=TARGETS, n_steps=2)
+    capped = accumulate_gradients(model, batches, target_modules=TARGETS, n_steps=2)
+    for name in first_two:
+        torch.testing.assert_close(capped[name], first_two[name])
+
+
+def test_early_stop_stops_on_a_repeated_batch(make_bert, make_batches):
+    """Repeating one batch leaves the running mean unchanged, so the importance change is 0 at step 3."""
+    model, batch = make_bert(), make_batches(1)[0]
+    seen = []
+
+    def loss_fn(m, b):
+        seen.append(1)
+        return m(**b).loss
+
+    accumulate_gradients(model, [batch] * 10, target_modules=TARGETS, n_steps=10, loss_fn=loss_fn, early_stop_tol=0.1)
+    assert len(seen) == 3
+
+
+def test_rejects_bad_input(make_bert, make_batches):
+    model, batches = make_bert(), make_batches(2)
+    with pytest.raises(ValueError, match="target_modules"):
+        accumulate_gradients(model, batches, target_modules=("nope",))
+    with pytest.raises(ValueError, match="batches"):
+        accumulate_gradients(model, [], target_modules=TARGETS)
+    with pytest.raises(ValueError, match="n_steps"):
+        accumulate_gradients(model, batches, target_modules=TARGETS, n_steps=0)
+    with pytest.raises(ValueError, match="not finite"):
+        accumulate_gradients(
+            model, batches, target_modules=TARGETS, loss_fn=lambda m, b: m(**b).loss * float("nan"), n_steps=2
+        )
+    with pytest.raises(TypeError, match="nn.Linear"):
+        accumulate_gradients(model, batches, target_modules=("attention.output",))
+
+
+def test_gpt2_conv1d_is_rejected():
+    """GPT-2's Conv1D stores W transposed; it is rejected rather than mis-read."""
+    from transformers.pytorch_utils import Conv1D
+
+    net = nn.Sequential(Conv1D(4, 3))
+    with pytest.raises(TypeError, match="Conv1D"):
+        accumulate_gradients(net, [torch.ones(1, 3)], target_modules=("0",), loss_fn=lambda m, x: m(x).sum())

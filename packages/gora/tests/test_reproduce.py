@@ -1,0 +1,41 @@
+"""Smoke test of reproduce in its tiny profile, and the command line."""
+
+from __future__ import annotations
+
+import pytest
+from nips25_gora.cli import main
+from nips25_gora.reproduce import reproduce
+
+CLAIMS = {"gora-beats-lora", "init-is-descent", "budget-respected", "init-is-cheap"}
+
+
+def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    assert report.package == "gora" and report.profile == "tiny"
+    assert {c.id for c in report.claims} == CLAIMS
+    for claim in report.claims:
+        assert isinstance(claim.holds, bool) and claim.criterion and claim.measured is not None
+    measured = {c.id: c.measured for c in report.claims}
+    assert len(measured["gora-beats-lora"]["per_seed"]["gora"]) == 2
+    assert all(0.0 <= a <= 1.0 for a in measured["gora-beats-lora"]["per_seed"]["lora"])
+    assert all(x > 0 for x in measured["budget-respected"]["realised_over_budget"])
+    assert report.figures and all((tmp_path / f).is_file() for f in report.figures)
+    assert report.wall_time_s > 0
+
+
+def test_reproduce_rejects_unknown_and_missing_paper_inputs(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="profile"):
+        reproduce(profile="huge", seed=0, out_dir=tmp_path)
+    monkeypatch.delenv("NIPS25_GORA_MODEL", raising=False)
+    with pytest.raises(FileNotFoundError, match="NIPS25_GORA_MODEL"):
+        reproduce(profile="paper", seed=0, out_dir=tmp_path)
+
+
+def test_cli_help_and_bad_arguments(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    assert "reproduce" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--profile", "nope"])
+    assert exc.value.code == 2
