@@ -24,7 +24,8 @@ InitialHessian = str | float | int | jax.Array | Callable[[jax.Array], jax.Array
 
 @jax.jit
 def _hessian_at(fun: Partial, x0: jax.Array) -> jax.Array:
-    return jax.hessian(fun)(x0)
+    H = jax.hessian(fun)(x0)
+    return (0.5 * (H + H.T)).astype(x0.dtype)
 
 
 def initial_hessian(B0: Any, fun: Callable[[jax.Array], jax.Array] | None, x0: jax.Array) -> jax.Array:
@@ -58,10 +59,9 @@ def initial_hessian(B0: Any, fun: Callable[[jax.Array], jax.Array] | None, x0: j
             if fun is None:
                 raise ValueError('B0="hessian" needs the objective; pass a (d, d) matrix instead')
             H = _hessian_at(fun if isinstance(fun, Partial) else Partial(fun), x0)
-            H = 0.5 * (H + H.T)
             if is_concrete(H):
                 check_matrix_spd(H, 'B0="hessian" (the Hessian at x0)', d)
-            return H.astype(dtype)
+            return H
         raise ValueError(
             f'B0 must be "identity", "hessian", a positive scalar, a (d, d) matrix or a callable, got {B0!r}'
         )

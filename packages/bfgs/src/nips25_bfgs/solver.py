@@ -171,7 +171,7 @@ def stop_value(stop: str, f: jax.Array, g: jax.Array, d: jax.Array, f_star: Any)
 def _solve(
     fun: Partial,
     x0: jax.Array,
-    M0: jax.Array,
+    B0: jax.Array,
     tol: jax.Array,
     f_star: jax.Array | None,
     hess_star: jax.Array | None,
@@ -185,6 +185,12 @@ def _solve(
     value_and_grad = jax.value_and_grad(fun)
     dtype = x0.dtype
     T = max_iter + 1
+    if inverse:
+        eye = jnp.eye(x0.shape[0], dtype=dtype)
+        M0 = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(B0, lower=True), eye)
+        M0 = 0.5 * (M0 + M0.T)
+    else:
+        M0 = B0
     f0, g0 = value_and_grad(x0)
     d0 = direction(M0, g0, inverse=inverse)
     nan = jnp.asarray(jnp.nan, dtype)
@@ -371,13 +377,8 @@ def bfgs(
         h_s = jnp.asarray(hess_star, dtype=x.dtype)
         check_matrix_spd(h_s, "hess_star", d)
     B = initial_hessian(B0, fun_flat, x)
-    if form == "inverse":
-        M0 = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(B, lower=True), jnp.eye(d, dtype=x.dtype))
-        M0 = 0.5 * (M0 + M0.T)
-    else:
-        M0 = B
     res = _solve(
-        fun_flat, x, M0, jnp.asarray(tol, x.dtype), f_s, h_s, line_search=ls, max_iter=int(max_iter), form=form,
+        fun_flat, x, B, jnp.asarray(tol, x.dtype), f_s, h_s, line_search=ls, max_iter=int(max_iter), form=form,
         stop=stop,
     )  # fmt: skip
     if is_concrete(res.status) and int(res.n_iter) == 0 and int(res.status) == NON_FINITE:
