@@ -1,0 +1,61 @@
+"""Input validation shared by the public entry points: shapes, finiteness, positive definiteness.
+
+Checks run only on concrete values; under ``jax.jit`` or ``jax.vmap`` the inputs are tracers and pass through, so
+every entry point stays traceable.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import numpy as np
+
+__all__ = ["check_matrix_spd", "check_positive", "check_vector", "is_concrete"]
+
+
+def is_concrete(x: Any) -> bool:
+    """Whether ``x`` holds values (not a tracer inside ``jit``/``vmap``/``grad``)."""
+    return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(x))
+
+
+def check_vector(x: Any, name: str, *, ndim: int = 1) -> None:
+    """Raise unless ``x`` is a non-empty, finite, real floating array of rank ``ndim`` (when concrete)."""
+    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
+        raise TypeError(f"{name} must be an array, got {type(x).__name__}")
+    if x.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {tuple(x.shape)}")
+    if x.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {tuple(x.shape)}")
+    if not np.issubdtype(np.dtype(x.dtype), np.floating):
+        raise TypeError(f"{name} must have a real floating dtype, got {x.dtype}")
+    if is_concrete(x) and not np.all(np.isfinite(np.asarray(x))):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+
+
+def check_matrix_spd(M: Any, name: str, d: int) -> None:
+    """Raise unless ``M`` is a finite, symmetric, positive-definite ``(d, d)`` matrix (when concrete)."""
+    check_vector(M, name, ndim=2)
+    if tuple(M.shape) != (d, d):
+        raise ValueError(f"{name} must have shape ({d}, {d}), got {tuple(M.shape)}")
+    if not is_concrete(M):
+        return
+    a = np.asarray(M, dtype=np.float64)
+    scale = max(float(np.max(np.abs(a))), np.finfo(np.float64).tiny)
+    if np.max(np.abs(a - a.T)) > 1e-8 * scale:
+        raise ValueError(f"{name} must be symmetric")
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"{name} must be positive definite (Cholesky failed)") from None
+
+
+def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """Return ``float(value)`` after checking it is a finite real number ``> 0`` (``>= 0`` with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise ValueError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return v

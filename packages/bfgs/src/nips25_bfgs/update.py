@@ -1,0 +1,82 @@
+r"""The BFGS update of the Hessian approximation, direct and inverse (Jin & Mokhtari 2025, Eq. (3)).
+
+With :math:`s = x_{t+1} - x_t` and :math:`y = \nabla f(x_{t+1}) - \nabla f(x_t)`,
+
+.. math::
+    B_+ = B - \frac{B s s^\top B}{s^\top B s} + \frac{y y^\top}{s^\top y}, \qquad
+    H_+ = (I - \rho s y^\top) H (I - \rho y s^\top) + \rho s s^\top, \quad \rho = 1 / (y^\top s),
+
+and :math:`H_+ = B_+^{-1}` whenever :math:`H = B^{-1}` and :math:`s^\top y > 0` (Sherman-Morrison-Woodbury).
+Both keep positive definiteness when :math:`s^\top y > 0`, which every weak-Wolfe step guarantees.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["bfgs_update", "curvature_ok", "inverse_bfgs_update"]
+
+
+def curvature_ok(s: jax.Array, y: jax.Array) -> jax.Array:
+    """Whether the pair can be used: :math:`s^\\top y > 0` and every entry finite (scalar bool)."""
+    sy = jnp.vdot(s, y)
+    return (sy > 0) & jnp.isfinite(sy) & jnp.all(jnp.isfinite(s)) & jnp.all(jnp.isfinite(y))
+
+
+def bfgs_update(B: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
+    r"""Direct BFGS update :math:`B_+ = B - Bss^\top B/(s^\top Bs) + yy^\top/(s^\top y)`.
+
+    The secant equation :math:`B_+ s = y` holds exactly in exact arithmetic.
+
+    Args:
+        B: ``(d, d)`` symmetric positive-definite Hessian approximation.
+        s: ``(d,)`` step :math:`x_{t+1} - x_t`.
+        y: ``(d,)`` gradient difference, with :math:`s^\top y > 0`.
+
+    Returns:
+        ``(d, d)`` the updated approximation (symmetrised).
+
+    References:
+        Jin & Mokhtari, NeurIPS 2025, arXiv:2507.00361, Eq. (3); Nocedal & Wright, Eq. (6.19).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> Bp = bfgs_update(jnp.eye(2), jnp.array([1.0, 0.0]), jnp.array([2.0, 0.0]))
+        >>> Bp.tolist()
+        [[2.0, 0.0], [0.0, 1.0]]
+    """
+    Bs = B @ s
+    B_new = B - jnp.outer(Bs, Bs) / jnp.vdot(s, Bs) + jnp.outer(y, y) / jnp.vdot(s, y)
+    return 0.5 * (B_new + B_new.T)
+
+
+def inverse_bfgs_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
+    r"""Inverse BFGS update :math:`H_+ = (I - \rho sy^\top)H(I - \rho ys^\top) + \rho ss^\top` (Eq. (3), inverse).
+
+    Here :math:`\rho = 1/y^\top s`.
+
+    Expanded to :math:`O(d^2)` work: :math:`H_+ = H - \rho(s (Hy)^\top + (Hy) s^\top) + (\rho^2 y^\top H y + \rho)
+    ss^\top`. The inverse secant equation :math:`H_+ y = s` holds exactly in exact arithmetic.
+
+    Args:
+        H: ``(d, d)`` symmetric positive-definite inverse Hessian approximation.
+        s: ``(d,)`` step.
+        y: ``(d,)`` gradient difference, with :math:`s^\top y > 0`.
+
+    Returns:
+        ``(d, d)`` the updated inverse approximation (symmetrised).
+
+    References:
+        Jin & Mokhtari, NeurIPS 2025, arXiv:2507.00361, Eq. (3) (inverse form); Nocedal & Wright, Eq. (6.17).
+
+    Example:
+        >>> import jax.numpy as jnp
+        >>> Hp = inverse_bfgs_update(jnp.eye(2), jnp.array([1.0, 0.0]), jnp.array([2.0, 0.0]))
+        >>> Hp.tolist()
+        [[0.5, 0.0], [0.0, 1.0]]
+    """
+    rho = 1.0 / jnp.vdot(y, s)
+    Hy = H @ y
+    H_new = H - rho * (jnp.outer(s, Hy) + jnp.outer(Hy, s)) + (rho * rho * jnp.vdot(y, Hy) + rho) * jnp.outer(s, s)
+    return 0.5 * (H_new + H_new.T)
