@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from nips25_conformal import NullLaw, aggregate_pvalue, combine_view_pvalues, null_distribution
 from scipy import stats
 
-STATS = ["sum", "fisher", "min", "majority_refined", "quantile_envelope"]
+STATS = ["sum", "fisher", "min", "majority_refined", "quantile_envelope", "area_envelope", "distance_envelope"]
 
 
 def _counts(cal: np.ndarray, test: np.ndarray) -> np.ndarray:

@@ -8,6 +8,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 from nips25_conformal.aggregation import (
     AggregationStatistic,
+    AreaEnvelopeStatistic,
+    DistanceEnvelopeStatistic,
     FisherStatistic,
     NullDistribution,
     OrderStatistic,
@@ -32,6 +34,8 @@ __all__ = [
     "AGGREGATIONS",
     "VIEW_RULES",
     "AggregationStatistic",
+    "AreaEnvelopeStatistic",
+    "DistanceEnvelopeStatistic",
     "FisherStatistic",
     "MondrianCalibration",
     "MultiInputConformalClassifier",

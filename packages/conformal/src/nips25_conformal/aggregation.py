@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -28,6 +29,8 @@ from nips25_conformal.null_law import NullLaw
 
 __all__ = [
     "AggregationStatistic",
+    "AreaEnvelopeStatistic",
+    "DistanceEnvelopeStatistic",
     "FisherStatistic",
     "NullDistribution",
     "OrderStatistic",
@@ -156,9 +159,46 @@ class QuantileEnvelopeStatistic(AggregationStatistic):
         return np.round(vals.min(axis=-1), _ROUND)
 
 
+class AreaEnvelopeStatistic(AggregationStatistic):
+    r"""Area envelope: :math:`T = \frac{1}{m}\sum_k F_k(K_{(k)})`, the mean null rank of every order statistic.
+
+    Small when the whole sorted p-value curve lies low, not only one of its points (reconstructed form of the
+    paper's "area" envelope score). Law: enumeration or Monte Carlo.
+    """
+
+    name = "area_envelope"
+
+    def __call__(self, counts: np.ndarray, n: int) -> np.ndarray:
+        counts = np.asarray(counts)
+        m = counts.shape[-1]
+        return np.round(_envelope_table(n, m)[np.arange(m), counts].mean(axis=-1), _ROUND)
+
+
+class DistanceEnvelopeStatistic(AggregationStatistic):
+    r"""Distance envelope: :math:`T = -\max_k (\mu_k - K_{(k)})/\sigma_k`, the largest standardised gap below the
+    null centre, with :math:`\mu_k, \sigma_k` the exact null mean and sd of :math:`K_{(k)}` (reconstructed form of
+    the paper's "distance" envelope score). Law: enumeration or Monte Carlo.
+    """
+
+    name = "distance_envelope"
+
+    def __call__(self, counts: np.ndarray, n: int) -> np.ndarray:
+        counts = np.asarray(counts)
+        m = counts.shape[-1]
+        pmf = np.diff(_envelope_table(n, m), axis=1, prepend=0.0)
+        x = np.arange(n + 1)
+        mu = pmf @ x
+        sd = np.sqrt(np.maximum(pmf @ x**2 - mu**2, 1e-12))
+        return np.round(-((mu - counts) / sd).max(axis=-1), _ROUND)
+
+
+@lru_cache(maxsize=256)
 def _envelope_table(n: int, m: int) -> np.ndarray:
+    r"""``(m, n + 1)`` table of :math:`F_k(x) = P(K_{(k)} \le x)`."""
     law = NullLaw(n, m)
-    return np.stack([law.order_stat_cdf(k, np.arange(n + 1)) for k in range(1, m + 1)])
+    table = np.stack([law.order_stat_cdf(k, np.arange(n + 1)) for k in range(1, m + 1)])
+    table.setflags(write=False)
+    return table
 
 
 _NAMED: dict[str, AggregationStatistic] = {
@@ -169,12 +209,14 @@ _NAMED: dict[str, AggregationStatistic] = {
     "majority_refined": OrderStatistic("majority"),
     "median": OrderStatistic("median"),
     "quantile_envelope": QuantileEnvelopeStatistic(),
+    "area_envelope": AreaEnvelopeStatistic(),
+    "distance_envelope": DistanceEnvelopeStatistic(),
 }
 
 
 def get_statistic(statistic: str | AggregationStatistic) -> AggregationStatistic:
     """Resolve a statistic name (``sum``, ``mean``, ``fisher``, ``min``, ``majority_refined``, ``median``,
-    ``quantile_envelope``) or pass an :class:`AggregationStatistic` through.
+    ``quantile_envelope``, ``area_envelope``, ``distance_envelope``) or pass an :class:`AggregationStatistic` through.
 
     Raises:
         ValueError: for an unknown name. TypeError: for another type.

@@ -29,7 +29,18 @@ from nips25_conformal.pvalues import MondrianCalibration
 
 __all__ = ["AGGREGATIONS", "MultiInputConformalClassifier", "multi_input_pvalues"]
 
-AGGREGATIONS = ("sum", "mean", "fisher", "min", "majority_refined", "median", "quantile_envelope", *VIEW_RULES)
+AGGREGATIONS = (
+    "sum",
+    "mean",
+    "fisher",
+    "min",
+    "majority_refined",
+    "median",
+    "quantile_envelope",
+    "area_envelope",
+    "distance_envelope",
+    *VIEW_RULES,
+)
 ScoreFn = Callable[[np.ndarray], np.ndarray]
 
 
@@ -131,7 +142,8 @@ class MultiInputConformalClassifier(BaseEstimator):
     Args:
         estimator: a scikit-learn classifier with ``predict_proba`` (fitted when ``prefit=True``).
         aggregation: ``"sum"`` (default; = ``"mean"``, the exact Mann-Whitney aggregation), ``"fisher"``,
-            ``"min"``, ``"majority_refined"``, ``"median"``, ``"quantile_envelope"``, an
+            ``"min"``, ``"majority_refined"``, ``"median"``, ``"quantile_envelope"``, ``"area_envelope"``,
+            ``"distance_envelope"``, an
             :class:`~nips25_conformal.aggregation.AggregationStatistic`, or a classical rule (``"single"``,
             ``"union"``, ``"intersection"``, ``"bonferroni"``, ``"majority_naive"``).
         alpha: miscoverage level in ``(0, 1)``; the set keeps y iff :math:`p_{agg}(y) > \alpha`.

@@ -26,7 +26,7 @@ from nips25_shared import Claim, Report, get_logger, progress, seed_everything
 __all__ = ["EXACT", "RULES", "ExperimentConfig", "reproduce", "run_experiment"]
 
 TITLE = "Class conditional conformal prediction for multiple inputs by p-value aggregation"
-EXACT = ("sum", "fisher", "min", "majority_refined", "quantile_envelope")
+EXACT = ("sum", "fisher", "min", "majority_refined", "quantile_envelope", "area_envelope", "distance_envelope")
 RULES = ("single", "union", "intersection", "bonferroni", "majority_naive")
 VALID = (*EXACT, "single", "union", "bonferroni", "majority_naive")  # every method with a coverage guarantee
 SHRINKERS = ("sum", "fisher", "quantile_envelope")  # claim 2: the paper's informative exact-law aggregators
