@@ -119,3 +119,17 @@ def test_combine_view_pvalues_rules_and_bad_input():
         combine_view_pvalues(p, rule="bogus")
     with pytest.raises(ValueError, match=r"in \[0, 1\]"):
         combine_view_pvalues(np.array([0.3, 1.5]), rule="union")
+
+
+@pytest.mark.parametrize("statistic", STATS)
+@pytest.mark.parametrize("alpha", [0.05, 0.1, 0.2])
+def test_deterministic_coverage_between_level_and_level_plus_atom(statistic, alpha):
+    """Exact coverage P(p_agg > alpha) under A_{n,m} (enumerated) lies in [1 - alpha, 1 - alpha + largest atom]."""
+    law = NullLaw(12, 3)
+    support = law.enumerate()
+    p = aggregate_pvalue(support, 12, statistic=statistic, method="enumerate")
+    coverage = (p > alpha).mean()
+    atom = np.unique(p, return_counts=True)[1].max() / len(p)
+    assert 1 - alpha - 1e-12 <= coverage <= 1 - alpha + atom + 1e-12
+    p_rand = aggregate_pvalue(support, 12, statistic=statistic, method="enumerate", randomize=True)
+    assert np.all(p_rand <= p + 1e-12)  # randomisation only lowers the p-value (towards exact level)
