@@ -21,6 +21,7 @@ from nips25_conformal.aggregation import (
 )
 from nips25_conformal.baselines import VIEW_RULES, combine_view_pvalues
 from nips25_conformal.classifier import AGGREGATIONS, MultiInputConformalClassifier, multi_input_pvalues
+from nips25_conformal.exchangeability import ExchangeabilityDiagnostic, exchangeability_diagnostic
 from nips25_conformal.metrics import mean_set_size, per_class_coverage
 from nips25_conformal.null_law import NullLaw
 from nips25_conformal.pvalues import MondrianCalibration, class_conditional_pvalues
@@ -36,6 +37,7 @@ __all__ = [
     "AggregationStatistic",
     "AreaEnvelopeStatistic",
     "DistanceEnvelopeStatistic",
+    "ExchangeabilityDiagnostic",
     "FisherStatistic",
     "MondrianCalibration",
     "MultiInputConformalClassifier",
@@ -48,6 +50,7 @@ __all__ = [
     "aggregate_pvalue",
     "class_conditional_pvalues",
     "combine_view_pvalues",
+    "exchangeability_diagnostic",
     "get_statistic",
     "mean_set_size",
     "multi_input_pvalues",
