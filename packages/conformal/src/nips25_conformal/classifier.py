@@ -1,0 +1,293 @@
+r"""scikit-learn-style multi-input conformal classifier with Mondrian calibration (paper, Sec. 2-4).
+
+Each instance arrives as m views :math:`x^1..x^m` (m may vary between instances). Every view gets a Mondrian
+conformal count per candidate class; the counts of the m views are aggregated into one p-value per class with an
+:class:`~nips25_conformal.aggregation.AggregationStatistic` calibrated on the exact null law, and the prediction set
+is :math:`C(x^{1..m}) = \{y : p_{agg}(y) > \alpha\}`, with :math:`P(y \in C \mid Y = y) \ge 1 - \alpha` for every
+class when the m views and the calibration points of class y are exchangeable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils.validation import check_is_fitted
+
+from nips25_conformal.aggregation import (
+    METHODS,
+    AggregationStatistic,
+    Method,
+    NullDistribution,
+    get_statistic,
+    null_distribution,
+)
+from nips25_conformal.baselines import VIEW_RULES
+from nips25_conformal.pvalues import MondrianCalibration
+
+__all__ = ["AGGREGATIONS", "MultiInputConformalClassifier", "multi_input_pvalues"]
+
+AGGREGATIONS = (
+    "sum",
+    "mean",
+    "fisher",
+    "min",
+    "majority_refined",
+    "median",
+    "quantile_envelope",
+    "area_envelope",
+    "distance_envelope",
+    *VIEW_RULES,
+)
+ScoreFn = Callable[[np.ndarray], np.ndarray]
+
+
+def _one_minus_proba(proba: np.ndarray) -> np.ndarray:
+    return 1.0 - proba
+
+
+def _as_views(x_multi: Any, name: str = "X_multi") -> list[np.ndarray]:
+    """Validate ``(B, m, D)`` or a list of ``(m_b, D)`` arrays; return the list of 2-D float arrays."""
+    if isinstance(x_multi, np.ndarray):
+        if x_multi.ndim != 3:
+            raise ValueError(f"{name} must be (B, m, D) or a list of (m_b, D) arrays, got an array of {x_multi.shape}")
+        views = list(x_multi)
+    elif isinstance(x_multi, Sequence) and not isinstance(x_multi, (str, bytes)):
+        views = [np.asarray(v) for v in x_multi]
+    else:
+        raise TypeError(f"{name} must be a (B, m, D) array or a list of (m_b, D) arrays, got {type(x_multi).__name__}")
+    if not views:
+        raise ValueError(f"{name} must hold at least one instance")
+    out = []
+    for b, v in enumerate(views):
+        arr = np.asarray(v, dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[0] < 1:
+            raise ValueError(f"{name}[{b}] must be a (m_b, D) array with m_b >= 1 views, got shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name}[{b}] must be finite (no NaN or inf)")
+        out.append(arr)
+    if len({a.shape[1] for a in out}) != 1:
+        raise ValueError(f"{name}: every view must have the same number of features D")
+    return out
+
+
+def multi_input_pvalues(
+    calibration: MondrianCalibration,
+    view_scores: Sequence[np.ndarray] | np.ndarray,
+    *,
+    aggregation: str | AggregationStatistic = "sum",
+    method: Method = "auto",
+    randomize: bool = False,
+    n_mc: int = 20_000,
+    enumeration_limit: int = 200_000,
+    random_state: int | None = 0,
+    null_cache: dict[tuple[Any, ...], NullDistribution] | None = None,
+) -> np.ndarray:
+    r"""Aggregated class-conditional p-values of multi-view instances from their scores.
+
+    Args:
+        calibration: the per-class calibration scores.
+        view_scores: ``(B, m, C)`` array or a list of ``(m_b, C)`` arrays: score of each view at each class.
+        aggregation: a statistic name or object (exact-law aggregation), or a classical rule of
+            :data:`~nips25_conformal.baselines.VIEW_RULES` applied to the per-view p-values.
+        method, n_mc, enumeration_limit: how the null law is computed (:func:`~nips25_conformal.null_law`).
+        randomize: randomised aggregated p-values (exactly uniform under the null).
+        random_state: seed of Monte Carlo null laws (one stream per (n, m)) and of the randomisation.
+        null_cache: optional dict reused across calls to keep computed null laws.
+
+    Returns:
+        ``(B, C)`` float64 aggregated p-values.
+    """
+    scores = [np.asarray(s, dtype=np.float64) for s in view_scores]
+    if not scores:
+        raise ValueError("view_scores must hold at least one instance")
+    n_classes = len(calibration.classes)
+    for b, s in enumerate(scores):
+        if s.ndim != 2 or s.shape[0] < 1 or s.shape[1] != n_classes:
+            raise ValueError(f"view_scores[{b}] must have shape (m_b >= 1, {n_classes}), got {s.shape}")
+    if aggregation in VIEW_RULES:
+        return np.stack([VIEW_RULES[str(aggregation)](calibration.pvalues(s).T) for s in scores])
+    stat = get_statistic(aggregation)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    cache = {} if null_cache is None else null_cache
+    seed = 0 if random_state is None else int(random_state)
+    rng = np.random.default_rng(seed)
+    out = np.empty((len(scores), n_classes), dtype=np.float64)
+    sizes = np.array([s.shape[0] for s in scores])
+    n_per_class = calibration.n_per_class
+    for m in np.unique(sizes):
+        idx = np.flatnonzero(sizes == m)
+        counts = np.sort(calibration.counts(np.stack([scores[i] for i in idx])), axis=1)  # (B_m, m, C)
+        for c, n in enumerate(n_per_class):
+            key = (stat.key(), int(n), int(m), method, n_mc, enumeration_limit, seed)
+            if key not in cache:
+                stream = np.random.default_rng(np.random.SeedSequence([seed, int(n), int(m)]))
+                cache[key] = null_distribution(
+                    stat, int(n), int(m), method=method, n_mc=n_mc, enumeration_limit=enumeration_limit, rng=stream
+                )
+            t = stat(counts[:, :, c], int(n))
+            out[idx, c] = cache[key].pvalue(t, rng.random(t.shape) if randomize else None)
+    return out
+
+
+class MultiInputConformalClassifier(BaseEstimator):
+    r"""Class-conditional conformal classifier for instances observed through several views (paper, Sec. 3-4).
+
+    Wraps any scikit-learn classifier with ``predict_proba``. The non-conformity score of view x at class y is
+    :math:`S(x, y) = 1 - \hat p(y \mid x)` (or ``score(proba)``); calibration is per class (Mondrian).
+
+    Args:
+        estimator: a scikit-learn classifier with ``predict_proba`` (fitted when ``prefit=True``).
+        aggregation: ``"sum"`` (default; = ``"mean"``, the exact Mann-Whitney aggregation), ``"fisher"``,
+            ``"min"``, ``"majority_refined"``, ``"median"``, ``"quantile_envelope"``, ``"area_envelope"``,
+            ``"distance_envelope"``, an
+            :class:`~nips25_conformal.aggregation.AggregationStatistic`, or a classical rule (``"single"``,
+            ``"union"``, ``"intersection"``, ``"bonferroni"``, ``"majority_naive"``).
+        alpha: miscoverage level in ``(0, 1)``; the set keeps y iff :math:`p_{agg}(y) > \alpha`.
+        method: ``"auto"`` | ``"exact"`` | ``"enumerate"`` | ``"mc"`` (see
+            :func:`~nips25_conformal.aggregation.null_distribution`).
+        randomize: randomised aggregated p-values (exact coverage 1 - alpha instead of at least).
+        n_mc: Monte Carlo draws when the law is sampled (p-value error sd <= 1/(2 sqrt(n_mc))).
+        enumeration_limit: largest support enumerated by ``method="auto"``.
+        prefit: the estimator is already fitted; :meth:`fit` is then not needed.
+        score: ``"1-proba"`` or a callable mapping ``(N, C)`` probabilities to ``(N, C)`` scores.
+        random_state: seed of Monte Carlo laws and randomisation.
+
+    Attributes:
+        classes_: ``(C,)`` labels, the columns of :meth:`p_values` and :meth:`predict_set`.
+        estimator_: the fitted base classifier.
+        calibration_: the per-class calibration scores.
+
+    Example:
+        >>> from sklearn.datasets import load_iris
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> X, y = load_iris(return_X_y=True)
+        >>> clf = MultiInputConformalClassifier(LogisticRegression(max_iter=500), alpha=0.1)
+        >>> clf = clf.fit(X[::3], y[::3]).calibrate(X[1::3], y[1::3])
+        >>> clf.predict_set([X[2:8:3], X[100:106:3]]).shape
+        (2, 3)
+    """
+
+    def __init__(
+        self,
+        estimator: Any = None,
+        *,
+        aggregation: str | AggregationStatistic = "sum",
+        alpha: float = 0.1,
+        method: Method = "auto",
+        randomize: bool = False,
+        n_mc: int = 20_000,
+        enumeration_limit: int = 200_000,
+        prefit: bool = False,
+        score: str | ScoreFn = "1-proba",
+        random_state: int | None = 0,
+    ) -> None:
+        self.estimator = estimator
+        self.aggregation = aggregation
+        self.alpha = alpha
+        self.method = method
+        self.randomize = randomize
+        self.n_mc = n_mc
+        self.enumeration_limit = enumeration_limit
+        self.prefit = prefit
+        self.score = score
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
+            raise TypeError("estimator must be a scikit-learn classifier with predict_proba")
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"alpha must be a float in (0, 1), got {self.alpha!r}")
+        if not isinstance(self.aggregation, AggregationStatistic) and self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {AGGREGATIONS} or an AggregationStatistic")
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if isinstance(self.n_mc, bool) or not isinstance(self.n_mc, int) or self.n_mc < 1:
+            raise ValueError(f"n_mc must be a positive integer, got {self.n_mc!r}")
+        if not (self.score == "1-proba" or callable(self.score)):
+            raise ValueError(f"score must be '1-proba' or a callable, got {self.score!r}")
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> MultiInputConformalClassifier:
+        """Fit a clone of the base classifier on single views ``X (N, D)``, labels ``y (N,)``."""
+        self._check_params()
+        X_arr, y_arr = self._check_xy(X, y, "X", "y")
+        self.estimator_ = clone(self.estimator).fit(X_arr, y_arr)
+        self.classes_ = np.asarray(self.estimator_.classes_)
+        return self
+
+    def _check_xy(self, X: np.ndarray, y: np.ndarray, xname: str, yname: str) -> tuple[np.ndarray, np.ndarray]:
+        X_arr = np.asarray(X, dtype=np.float64)
+        y_arr = np.asarray(y)
+        if X_arr.ndim != 2 or X_arr.shape[0] == 0:
+            raise ValueError(f"{xname} must be a non-empty (N, D) array, got shape {X_arr.shape}")
+        if not np.all(np.isfinite(X_arr)):
+            raise ValueError(f"{xname} must be finite (no NaN or inf)")
+        if y_arr.shape != (X_arr.shape[0],):
+            raise ValueError(f"{yname} must have shape ({X_arr.shape[0]},), got {y_arr.shape}")
+        return X_arr, y_arr
+
+    def _scores(self, X: np.ndarray) -> np.ndarray:
+        proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
+        return _one_minus_proba(proba) if self.score == "1-proba" else np.asarray(self.score(proba))  # type: ignore[operator]
+
+    def calibrate(self, X_cal: np.ndarray, y_cal: np.ndarray) -> MultiInputConformalClassifier:
+        """Store the per-class scores of single-view calibration points ``X_cal (n, D)``, ``y_cal (n,)``.
+
+        Raises:
+            ValueError: bad shapes, NaN/inf, a label unknown to the model, or a class without calibration points.
+        """
+        self._check_params()
+        if self.prefit:
+            check_is_fitted(self.estimator)
+            self.estimator_ = self.estimator
+            self.classes_ = np.asarray(self.estimator.classes_)
+        elif not hasattr(self, "estimator_"):
+            raise ValueError("call fit(X, y) before calibrate, or pass prefit=True with a fitted estimator")
+        X_arr, y_arr = self._check_xy(X_cal, y_cal, "X_cal", "y_cal")
+        unknown = np.setdiff1d(np.unique(y_arr), self.classes_)
+        if unknown.size:
+            raise ValueError(f"y_cal holds labels unknown to the fitted model: {unknown.tolist()}")
+        col = np.searchsorted(self.classes_, y_arr)
+        true_scores = self._scores(X_arr)[np.arange(y_arr.size), col]
+        self.calibration_ = MondrianCalibration.from_scores(true_scores, y_arr, self.classes_)
+        self._null_cache: dict[tuple[Any, ...], NullDistribution] = {}
+        return self
+
+    def view_scores(self, X_multi: np.ndarray | Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Scores ``(m_b, C)`` of each instance's views (one model call for all views)."""
+        check_is_fitted(self, "calibration_")
+        views = _as_views(X_multi)
+        n_features = getattr(self.estimator_, "n_features_in_", views[0].shape[1])
+        if views[0].shape[1] != n_features:
+            raise ValueError(f"X_multi views must have {n_features} features, got {views[0].shape[1]}")
+        scores = self._scores(np.concatenate(views))
+        return np.split(scores, np.cumsum([v.shape[0] for v in views])[:-1])
+
+    def p_values(self, X_multi: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:
+        """Aggregated class-conditional p-values ``(B, C)`` of B multi-view instances.
+
+        Args:
+            X_multi: ``(B, m, D)`` array or a list of B arrays ``(m_b, D)`` (views of one instance each).
+        """
+        self._check_params()
+        return multi_input_pvalues(
+            self.calibration_,
+            self.view_scores(X_multi),
+            aggregation=self.aggregation,
+            method=self.method,
+            randomize=self.randomize,
+            n_mc=self.n_mc,
+            enumeration_limit=self.enumeration_limit,
+            random_state=self.random_state,
+            null_cache=self._null_cache,
+        )
+
+    def predict_set(self, X_multi: np.ndarray | Sequence[np.ndarray], *, alpha: float | None = None) -> np.ndarray:
+        """Prediction sets ``(B, C)`` bool: column c is True iff ``classes_[c]`` is kept (p-value > alpha)."""
+        level = self.alpha if alpha is None else alpha
+        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
+            raise ValueError(f"alpha must be a float in (0, 1), got {level!r}")
+        return self.p_values(X_multi) > level
