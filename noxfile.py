@@ -55,6 +55,15 @@ def _sync(
     session.run_install(*args, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location}, external=True)
 
 
+def _build(session: nox.Session, slug: str) -> Path:
+    """Build the wheels and sdists of nips25-shared and of one package into a fresh dist/<slug>."""
+    out = ROOT / "dist" / slug
+    shutil.rmtree(out, ignore_errors=True)
+    for dist in ("nips25-shared", _dist(slug)):
+        session.run("uv", "build", "--package", dist, "--no-sources", "--out-dir", str(out), external=True)
+    return out
+
+
 def _env() -> dict[str, str]:
     return {**OFFLINE, "NIPS25_CACHE_DIR": str(ROOT / ".cache" / "nips25")}
 
@@ -143,21 +152,13 @@ def _make_package_sessions(slug: str) -> None:
 
     @nox.session(name=f"build-{slug}", python=False, venv_backend="none")
     def build(session: nox.Session) -> None:
-        """Wheel and sdist of the package and of nips25-shared, built without workspace sources."""
-        out = ROOT / "dist" / slug
-        shutil.rmtree(out, ignore_errors=True)
-        for dist in ("nips25-shared", _dist(slug)):
-            session.run("uv", "build", "--package", dist, "--no-sources", "--out-dir", str(out), external=True)
+        """Wheel and sdist of the package and of nips25-shared, built without workspace sources, in dist/<slug>."""
+        _build(session, slug)
 
     @nox.session(name=f"smoke-{slug}", venv_backend="venv")
     def smoke(session: nox.Session) -> None:
         """pip-install the built wheels alone in a clean venv, import the package, run its --help."""
-        out = ROOT / "dist" / slug
-        if not list(out.glob("*.whl")):
-            session.run(
-                "uv", "build", "--package", "nips25-shared", "--no-sources", "--out-dir", str(out), external=True
-            )
-            session.run("uv", "build", "--package", _dist(slug), "--no-sources", "--out-dir", str(out), external=True)
+        out = _build(session, slug)  # always rebuilt: never reuse stale wheels
         wheels = sorted(str(w) for w in out.glob("*.whl"))
         session.run("python", "-m", "pip", "install", "--quiet", *wheels)
         module = f"nips25_{slug}"
