@@ -72,7 +72,9 @@ def ce_lipschitz(W: Any) -> float:
 
 
 def train_ce_head(H: Any, y: Any, key: Array, *, n_classes: int, l2: float = 1e-3, steps: int = 200) -> CEHead:
-    r"""Fit a linear softmax head by L-BFGS (optax, backtracking line search) on :math:`R_n(W, b) + \frac{l_2}{2}\|W\|_F^2`.
+    r"""Fit a linear softmax head by L-BFGS (optax, backtracking line search).
+
+    Minimises :math:`R_n(W, b) + \frac{l_2}{2}\|W\|_F^2`.
 
     Args:
         H: ``(n, d)`` embeddings.

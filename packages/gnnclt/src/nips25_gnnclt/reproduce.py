@@ -24,7 +24,7 @@ __all__ = ["PROFILES", "TITLE", "reproduce"]
 
 TITLE = "A Central Limit Theorem for Polynomial GNNs on Community-Based Graphs (Vinas & Amini, NeurIPS 2025)"
 PROFILES: dict[str, GridConfig] = {
-    "tiny": GridConfig(n=1500, nus=(5.0, 20.0), ks=(1, 2), n_proj=4, head_per_class=50, head_steps=20),
+    "tiny": GridConfig(n=1000, nus=(5.0, 20.0), ks=(1, 2), n_proj=4, head_per_class=50, head_steps=20),
     "quick": GridConfig(n=40_000, nus=(25.0, 100.0, 400.0), ks=(1, 2, 3), n_proj=32, head_per_class=500),
     "paper": GridConfig(
         n=200_000, nus=(25.0, 100.0, 400.0), ks=(1, 2, 3), n_proj=128, head_per_class=1500, head_steps=200
