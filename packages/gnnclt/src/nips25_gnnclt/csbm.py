@@ -1,0 +1,206 @@
+r"""The contextual stochastic block model (CSBM) whose node embeddings the CLT describes.
+
+Model (Vinas & Amini, NeurIPS 2025, setting of the main theorem): labels :math:`y_i \sim \pi` i.i.d. over
+:math:`K` classes; a symmetric adjacency matrix without self-loops with
+:math:`A_{ij} \sim \mathrm{Bern}(\nu B_{y_i y_j} / n)` for :math:`i < j`; features
+:math:`x_i = \mu_{y_i} + \varepsilon_i` with :math:`\mathbb E\varepsilon = 0`,
+:math:`\mathrm{Cov}\,\varepsilon = \Sigma`.
+:math:`\nu` scales the expected degree; the average degree is :math:`\nu\,\pi^\top B \pi`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from jax.experimental import sparse as jsparse
+
+from nips25_gnnclt._checks import as_labels, check_int, check_positive, finite_array
+
+__all__ = ["CSBM", "fit_csbm"]
+
+
+@dataclass(frozen=True, eq=False)
+class CSBM:
+    r"""A contextual SBM :math:`(\pi, B, M, \Sigma)`; frozen and validated.
+
+    Args:
+        pi: ``(K,)`` class probabilities, positive, summing to 1.
+        B: ``(K, K)`` symmetric, non-negative connectivity; edge probability between classes ``a, b`` is
+            :math:`\nu B_{ab} / n`.
+        means: ``(K, d)`` class means :math:`\mu_c` of the node features (the matrix :math:`M`).
+        cov: ``(d, d)`` symmetric positive semi-definite feature-noise covariance :math:`\Sigma`.
+
+    Raises:
+        ValueError: on wrong shapes, NaN/inf, negative or non-normalised ``pi``, asymmetric or negative ``B``,
+            asymmetric or indefinite ``cov``.
+
+    Example:
+        >>> m = CSBM(pi=[0.5, 0.5], B=[[1.5, 0.5], [0.5, 1.0]], means=[[1.0, 0.0], [0.0, 1.0]], cov=0.25 * np.eye(2))
+        >>> float(m.average_degree(100.0))
+        87.5
+    """
+
+    pi: Any
+    B: Any
+    means: Any
+    cov: Any
+
+    def __post_init__(self) -> None:
+        pi = finite_array(self.pi, "pi", ndim=1)
+        k = pi.shape[0]
+        if np.any(pi <= 0) or abs(pi.sum() - 1.0) > 1e-8:
+            raise ValueError(f"pi must be positive and sum to 1, got {pi.tolist()}")
+        b = finite_array(self.B, "B", ndim=2)
+        if b.shape != (k, k):
+            raise ValueError(f"B must have shape ({k}, {k}) to match pi, got {b.shape}")
+        if np.any(b < 0) or not np.allclose(b, b.T, rtol=1e-10, atol=1e-12):
+            raise ValueError("B must be symmetric with non-negative entries")
+        means = finite_array(self.means, "means", ndim=2)
+        if means.shape[0] != k:
+            raise ValueError(f"means must have shape ({k}, d) to match pi, got {means.shape}")
+        cov = finite_array(self.cov, "cov", ndim=2)
+        d = means.shape[1]
+        if cov.shape != (d, d):
+            raise ValueError(f"cov must have shape ({d}, {d}) to match means, got {cov.shape}")
+        if not np.allclose(cov, cov.T, rtol=1e-10, atol=1e-12):
+            raise ValueError("cov must be symmetric")
+        if np.linalg.eigvalsh(cov).min() < -1e-10 * max(1.0, float(np.abs(cov).max())):
+            raise ValueError("cov must be positive semi-definite")
+        for name, arr in (("pi", pi), ("B", b), ("means", means), ("cov", cov)):
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes :math:`K`."""
+        return int(self.pi.shape[0])
+
+    @property
+    def dim(self) -> int:
+        """Feature dimension :math:`d`."""
+        return int(self.means.shape[1])
+
+    @property
+    def Q(self) -> np.ndarray:
+        r"""``(K, K)`` mean-propagation matrix :math:`Q = B\,\mathrm{diag}(\pi)`.
+
+        :math:`\mathbb E[(AX)_i]/\nu \to (QM)_{y_i}`.
+        """
+        return self.B * self.pi[None, :]
+
+    def average_degree(self, nu: float) -> float:
+        r"""Expected average degree :math:`\nu\,\pi^\top B \pi` (for :math:`n \to \infty`)."""
+        return check_positive(nu, "nu") * float(self.pi @ self.B @ self.pi)
+
+    def nu_for_average_degree(self, degree: float) -> float:
+        r""":math:`\nu` giving the expected average degree ``degree`` (the other meaning of the degree scale)."""
+        scale = float(self.pi @ self.B @ self.pi)
+        if scale <= 0:
+            raise ValueError("B is zero: no nu gives a positive average degree")
+        return check_positive(degree, "degree") / scale
+
+    def edge_probabilities(self, *, n: int, nu: float) -> np.ndarray:
+        r"""``(K, K)`` edge probabilities :math:`\nu B / n`.
+
+        Raises:
+            ValueError: if ``n < 2``, ``nu <= 0`` or some probability exceeds 1.
+        """
+        n = check_int(n, "n", minimum=2)
+        nu = check_positive(nu, "nu")
+        p = nu * self.B / n
+        if p.max() > 1.0:
+            raise ValueError(f"nu * max(B) / n must be <= 1 (a probability), got {p.max():.4g}; lower nu or raise n")
+        return p
+
+    def conditioned_on(self, y: Any, X: Any) -> CSBM:
+        r"""The plug-in model of one realisation: :math:`\hat\pi` and :math:`\hat M` from ``(y, X)``, pooled
+        within-class covariance :math:`\hat\Sigma`, the same :math:`B`.
+
+        Centring with the plug-in model removes the :math:`O(\sqrt{\nu/n})` shift that the sampling error of
+        :math:`\hat\pi, \hat M` would otherwise add to :math:`Z` at finite ``n`` (see README, Choices).
+
+        Args:
+            y: ``(n,)`` integer labels in ``[0, K)``; every class must occur.
+            X: ``(n, d)`` features.
+        """
+        x = finite_array(X, "X", ndim=2)
+        lab = as_labels(y, "y", n=x.shape[0], n_classes=self.n_classes)
+        if x.shape[1] != self.dim:
+            raise ValueError(f"X must have {self.dim} columns to match means, got {x.shape[1]}")
+        counts = np.bincount(lab, minlength=self.n_classes)
+        if np.any(counts == 0):
+            raise ValueError(f"y must contain every class at least once, got counts {counts.tolist()}")
+        pi_hat = counts / counts.sum()
+        means = np.stack([x[lab == c].mean(axis=0) for c in range(self.n_classes)])
+        resid = x - means[lab]
+        cov = resid.T @ resid / max(x.shape[0] - self.n_classes, 1)
+        return CSBM(pi=pi_hat, B=self.B, means=means, cov=(cov + cov.T) / 2)
+
+
+def _dense_adjacency(A: Any) -> tuple[np.ndarray, int]:
+    if isinstance(A, jsparse.BCOO):
+        if A.ndim != 2 or A.shape[0] != A.shape[1]:
+            raise ValueError(f"A must be a square (n, n) matrix, got shape {A.shape}")
+        rows, cols = np.asarray(A.indices[:, 0]), np.asarray(A.indices[:, 1])
+        return np.stack([rows, cols]), A.shape[0]
+    arr = finite_array(A, "A", ndim=2)
+    if arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"A must be a square (n, n) matrix, got shape {arr.shape}")
+    rows, cols = np.nonzero(arr)
+    return np.stack([rows, cols]), arr.shape[0]
+
+
+def fit_csbm(A: Any, y: Any, X: Any, *, nu: float | None = None) -> tuple[CSBM, float]:
+    r"""Fit a CSBM to a graph with known classes and features (the real-graph check).
+
+    The adjacency is symmetrised and binarised (any edge in either direction, self-loops dropped); then
+    :math:`\hat\pi_c = n_c/n`, block densities :math:`\hat p_{ab} = e_{ab}/(n_a n_b)` (``a != b``) and
+    :math:`e_{aa}/\binom{n_a}{2}`, :math:`\hat B = \hat p\, n / \hat\nu`, class means :math:`\hat M` and the
+    pooled within-class covariance :math:`\hat\Sigma`. :math:`\hat\nu` defaults to the observed average degree;
+    the predicted means :math:`\hat\nu^k \hat Q^k \hat M` do not depend on that choice.
+
+    Args:
+        A: ``(n, n)`` adjacency (dense array or ``BCOO``); weights and direction are discarded.
+        y: ``(n,)`` integer classes in ``[0, K)``, every class present.
+        X: ``(n, d)`` node features.
+        nu: degree scale :math:`\nu`; ``None`` means the observed average degree.
+
+    Returns:
+        ``(model, nu)``: the fitted :class:`CSBM` and the :math:`\nu` it is expressed in.
+
+    Raises:
+        ValueError: on non-square ``A``, mismatched lengths, an absent class, an empty graph or ``nu <= 0``.
+
+    Example:
+        >>> A = np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])
+        >>> model, nu = fit_csbm(A, np.array([0, 0, 1]), np.eye(3)[:, :2])
+        >>> round(nu, 4)
+        1.3333
+    """
+    idx, n = _dense_adjacency(A)
+    x = finite_array(X, "X", ndim=2)
+    if x.shape[0] != n:
+        raise ValueError(f"X must have {n} rows (one per node of A), got {x.shape[0]}")
+    lab = as_labels(y, "y", n=n)
+    k = int(lab.max()) + 1
+    counts = np.bincount(lab, minlength=k)
+    if np.any(counts == 0):
+        raise ValueError(f"y must use every class 0..{k - 1}, got counts {counts.tolist()}")
+    rows, cols = idx
+    keep = rows != cols
+    lo, hi = np.minimum(rows[keep], cols[keep]), np.maximum(rows[keep], cols[keep])
+    pairs = np.unique(lo.astype(np.int64) * n + hi)
+    if pairs.size == 0:
+        raise ValueError("A has no edges outside the diagonal")
+    i, j = pairs // n, pairs % n
+    e = np.zeros((k, k))
+    np.add.at(e, (lab[i], lab[j]), 1.0)
+    e = e + e.T - np.diag(np.diag(e))
+    possible = np.outer(counts, counts).astype(np.float64)
+    possible[np.diag_indices(k)] = counts * (counts - 1) / 2.0
+    p_hat = np.divide(e, possible, out=np.zeros_like(e), where=possible > 0)
+    nu_hat = 2.0 * pairs.size / n if nu is None else check_positive(nu, "nu")
+    model = CSBM(pi=counts / n, B=p_hat * n / nu_hat, means=np.eye(k, x.shape[1]), cov=np.eye(x.shape[1]))
+    return model.conditioned_on(lab, x), nu_hat

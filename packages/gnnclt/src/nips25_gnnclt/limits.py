@@ -1,0 +1,184 @@
+r"""The theorem's limiting Gaussian mixture: means :math:`Q^k M`, covariances :math:`\Gamma^{(k)}_c`, centring.
+
+With :math:`Q = B\,\mathrm{diag}(\pi)` and :math:`m^{(k)} = Q^k M` (rows indexed by class):
+
+* uncentred, :math:`\nu^k`-normalised: :math:`(A^k X)_i / \nu^k \approx N(m^{(k)}_{y_i}, \Gamma^{(k)}_{y_i}/\nu)`;
+* centred, :math:`\nu^{k-1/2}`-scaled:
+  :math:`Z_i = \big((A^k X)_i - \nu^k m^{(k)}_{y_i}\big)/\nu^{k-1/2} \Rightarrow N(0, \Gamma^{(k)}_{y_i})`, so the
+  empirical law of :math:`Z` tends (in :math:`W_1`) to :math:`\sum_c \pi_c N(0, \Gamma^{(k)}_c)`;
+* :math:`\Gamma^{(1)}_c = \sum_{c'} Q_{cc'}(\mu_{c'}\mu_{c'}^\top + \Sigma)`,
+  :math:`\Gamma^{(k)}_c = \sum_{c'} Q_{cc'}\, m^{(k-1)}_{c'} m^{(k-1)\top}_{c'}` for :math:`k \ge 2` (the last hop's
+  random neighbour counts; feature noise is :math:`O(\nu^{k/2}) \ll \nu^{k-1/2}` and drops out).
+
+These formulas are the researcher's derivation of the theorem (its text was not available); they are checked by
+simulation in the tests and in ``reproduce``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from nips25_gnnclt._checks import as_float_matrix, as_labels, check_int, check_positive
+from nips25_gnnclt.csbm import CSBM
+
+__all__ = [
+    "class_moments",
+    "covariance_error",
+    "limit_covs",
+    "limit_means",
+    "naive_covs",
+    "scaled_centered",
+    "uncentered_covs",
+]
+
+
+def _model(model: Any) -> CSBM:
+    if not isinstance(model, CSBM):
+        raise TypeError(f"model must be a CSBM, got {type(model).__name__}")
+    return model
+
+
+def limit_means(model: CSBM, k: int) -> np.ndarray:
+    r"""Limit class means :math:`m^{(k)} = Q^k M` of :math:`A^k X/\nu^k`, with :math:`Q = B\,\mathrm{diag}(\pi)`.
+
+    Args:
+        model: the CSBM.
+        k: number of hops, ``>= 0``.
+
+    Returns:
+        ``(K, d)`` float64 array; row ``c`` is :math:`m^{(k)}_c`.
+
+    Raises:
+        TypeError: if ``model`` is not a CSBM.
+        ValueError: if ``k < 0``.
+
+    Example:
+        >>> m = CSBM(pi=[0.5, 0.5], B=[[1.5, 0.5], [0.5, 1.0]], means=np.eye(2), cov=np.eye(2))
+        >>> limit_means(m, 1).tolist()
+        [[0.75, 0.25], [0.25, 0.5]]
+    """
+    model = _model(model)
+    k = check_int(k, "k", minimum=0)
+    return np.linalg.matrix_power(model.Q, k) @ model.means
+
+
+def limit_covs(model: CSBM, k: int) -> np.ndarray:
+    r"""Limit class-conditional covariances :math:`\Gamma^{(k)}_c` of the centred, :math:`\nu^{k-1/2}`-scaled
+    embeddings (see the module docstring for the formula).
+
+    Args:
+        model: the CSBM.
+        k: number of hops, ``>= 1``.
+
+    Returns:
+        ``(K, d, d)`` float64 array of symmetric PSD matrices.
+
+    Raises:
+        ValueError: if ``k < 1``.
+
+    Example:
+        >>> m = CSBM(pi=[1.0], B=[[1.0]], means=[[2.0]], cov=[[0.5]])
+        >>> limit_covs(m, 1).tolist()  # K = 1: mu mu^T + Sigma
+        [[[4.5]]]
+    """
+    model = _model(model)
+    k = check_int(k, "k", minimum=1)
+    prev = limit_means(model, k - 1)
+    second = np.einsum("ci,cj->cij", prev, prev)
+    if k == 1:
+        second = second + model.cov[None]
+    return np.einsum("ab,bij->aij", model.Q, second)
+
+
+def uncentered_covs(model: CSBM, k: int, nu: float) -> np.ndarray:
+    r"""Covariances :math:`\Gamma^{(k)}_c/\nu` of the uncentred, :math:`\nu^k`-normalised embeddings
+    :math:`A^k X/\nu^k`.
+
+    Returns:
+        ``(K, d, d)`` float64 array.
+
+    Raises:
+        ValueError: if ``k < 1`` or ``nu <= 0``.
+    """
+    return limit_covs(model, k) / check_positive(nu, "nu")
+
+
+def naive_covs(model: CSBM, k: int) -> np.ndarray:
+    r"""Baseline that ignores graph randomness: the feature-noise-only covariance
+    :math:`\sum_{c'} Q_{cc'}\Sigma` (what fixed neighbour counts would give), on the :math:`Z` scale.
+
+    Returns:
+        ``(K, d, d)`` float64 array (the same for every ``k >= 1``).
+    """
+    model = _model(model)
+    check_int(k, "k", minimum=1)
+    return model.Q.sum(axis=1)[:, None, None] * model.cov[None]
+
+
+def scaled_centered(H: Any, y: Any, model: CSBM, *, nu: float, k: int) -> Array:
+    r"""Centred, scaled embeddings :math:`Z_i = (H_i - \nu^k m^{(k)}_{y_i}) / \nu^{k-1/2}` with :math:`H = A^k X`.
+
+    Args:
+        H: ``(n, d)`` embeddings :math:`A^k X`.
+        y: ``(n,)`` integer labels in ``[0, K)``.
+        model: the CSBM whose means centre ``H`` (pass ``model.conditioned_on(y, X)`` for the plug-in centring).
+        nu: degree scale :math:`\nu > 0`.
+        k: number of hops, ``>= 1``.
+
+    Returns:
+        ``(n, d)`` array :math:`Z`.
+
+    Raises:
+        ValueError: on mismatched shapes, NaN/inf, ``nu <= 0`` or ``k < 1``.
+
+    Example:
+        >>> m = CSBM(pi=[1.0], B=[[1.0]], means=[[1.0]], cov=[[1.0]])
+        >>> scaled_centered(jnp.array([[6.0], [2.0]]), np.array([0, 0]), m, nu=4.0, k=1).tolist()
+        [[1.0], [-1.0]]
+    """
+    model = _model(model)
+    h = as_float_matrix(H, "H")
+    lab = as_labels(y, "y", n=h.shape[0], n_classes=model.n_classes)
+    nu = check_positive(nu, "nu")
+    k = check_int(k, "k", minimum=1)
+    if h.shape[1] != model.dim:
+        raise ValueError(f"H must have {model.dim} columns to match the model, got {h.shape[1]}")
+    centre = jnp.asarray(nu**k * limit_means(model, k), h.dtype)[lab]
+    return (h - centre) / jnp.asarray(nu ** (k - 0.5), h.dtype)
+
+
+def class_moments(Z: Any, y: Any, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""Empirical class means and (unbiased) covariances of the rows of ``Z``.
+
+    Returns:
+        ``(means (K, d), covs (K, d, d))`` float64.
+
+    Raises:
+        ValueError: if a class has fewer than 2 members or shapes mismatch.
+    """
+    z = np.asarray(as_float_matrix(Z, "Z"), dtype=np.float64)
+    k = check_int(n_classes, "n_classes", minimum=1)
+    lab = as_labels(y, "y", n=z.shape[0], n_classes=k)
+    counts = np.bincount(lab, minlength=k)
+    if counts.min() < 2:
+        raise ValueError(f"y must have at least 2 members per class, got counts {counts.tolist()}")
+    means = np.stack([z[lab == c].mean(axis=0) for c in range(k)])
+    covs = np.stack([np.cov(z[lab == c], rowvar=False).reshape(z.shape[1], z.shape[1]) for c in range(k)])
+    return means, covs
+
+
+def covariance_error(Z: Any, y: Any, model: CSBM, k: int) -> float:
+    r"""Relative covariance error :math:`\max_c \max|\widehat{\mathrm{Cov}}(Z \mid c) - \Gamma^{(k)}_c| /
+    \max_c \max|\Gamma^{(k)}_c|`.
+
+    Returns:
+        A non-negative float.
+    """
+    model = _model(model)
+    gamma = limit_covs(model, k)
+    _, covs = class_moments(Z, y, model.n_classes)
+    return float(np.abs(covs - gamma).max() / np.abs(gamma).max())
