@@ -110,3 +110,39 @@ def test_hard_subset_is_centre_and_neighbours():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_review_findings_bad_input():
+    """Inputs a new user got wrong answers or obscure errors for (review of 2026-11-29)."""
+    import jax
+    from nips25_olfaction import CircuitParams, calibrate, lif_rate, random_claws, sfa_gain_for_ratio
+
+    x = np.ones((20, 5))
+    with pytest.raises(TypeError, match="labels"):
+        fit_readout(x, np.repeat([0.2, 0.7], 10))
+    with pytest.raises(ValueError, match="counts"):
+        fit_readout(-x, np.repeat([0, 1], 10))
+    with pytest.raises(ValueError, match="ratio"):
+        sfa_gain_for_ratio(CircuitParams(), ratio=1.5)
+    with pytest.raises(ValueError, match="drive"):
+        sfa_gain_for_ratio(CircuitParams(), drive=0.5)
+    with pytest.raises(TypeError, match="n_kc"):
+        random_claws(jax.random.key(0), 2.5, 4, 2)
+    with pytest.raises(TypeError, match="key"):
+        random_claws(0, 2, 4, 2)
+    with pytest.raises(ValueError, match="k must"):
+        hard_subset(np.random.default_rng(0).random((5, 3)), 2.5)
+    with pytest.raises(ValueError, match="k must"):
+        kwta_hash(np.ones((1, 3)), np.ones((4, 3)), k=True)
+    with pytest.raises(TypeError, match="rng"):
+        synthetic_odors(0, 3)
+    circuit = Circuit.random(jax.random.key(0), n_pn=4, n_kc=50, claws=2, params=CircuitParams(window=0.05))
+    with pytest.raises(ValueError, match="cannot drive"):
+        calibrate(np.zeros((3, 4)), circuit)
+    counts = simulate(
+        circuit, np.full((1, 4), 50.0), noise=WhiteNoise(0.0), n_trials=np.int64(2), key=jax.random.key(0)
+    )
+    assert counts.shape == (1, 2, 50)
+    with pytest.raises(TypeError, match="key"):
+        simulate(circuit, np.full((1, 4), 50.0), noise=WhiteNoise(0.0), n_trials=1, key=0)
+    assert round(lif_rate(2.0, CircuitParams()), 2) == 111.96  # the docstring's example

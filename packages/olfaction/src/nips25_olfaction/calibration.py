@@ -50,6 +50,10 @@ def sfa_gain_for_ratio(params: CircuitParams, *, ratio: float = 0.5, drive: floa
     :math:`r = f(V - g\,\Delta a\, r\, \tau_{sfa})`; with :math:`r = \rho f(V)`,
     :math:`g = (V - f^{-1}(\rho f(V))) / (\Delta a\, \rho f(V)\, \tau_{sfa})`.
     """
+    if not 0.0 < ratio < 1.0:
+        raise ValueError(f"ratio must be in (0, 1), got {ratio}")
+    if not (np.isfinite(drive) and drive > 1.0):
+        raise ValueError(f"drive must be finite and > 1 (in units of theta), got {drive}")
     v = drive * params.theta
     r = ratio * lif_rate(v, params)
     return (v - lif_v_inf(r, params)) / (params.delta_a * r * params.tau_sfa)
@@ -72,7 +76,7 @@ def calibrate(
     circuit: Circuit,
     *,
     targets: CalibrationTargets | None = None,
-    key: jax.Array | None = None,
+    tolerance: float = 0.02,
 ) -> CircuitParams:
     """Set ``w_pn``, ``w_li`` and ``g_sfa`` of ``circuit.params`` by the principles above, noise-free.
 
@@ -80,14 +84,22 @@ def calibrate(
         pn_rates: PN rates of held-out calibration odours, shape ``(K, n_pn)`` (not the odours of the test).
         circuit: wiring and the other constants.
         targets: the calibration principles (defaults above).
-        key: unused noise key (the calibration is noise-free); defaults to ``jax.random.key(0)``.
+        tolerance: largest accepted gap between a reached and a targeted active fraction.
 
     Returns:
         A copy of ``circuit.params`` with the three gains set.
+
+    Raises:
+        ValueError: if ``pn_rates`` is malformed, or a target active fraction cannot be reached within
+            ``tolerance`` (e.g. silent odours, or too few PN inputs to activate that many KCs).
     """
     targets = targets or CalibrationTargets()
-    key = jax.random.key(0) if key is None else key
     rates = np.asarray(pn_rates, dtype=np.float64)
+    if rates.ndim != 2 or rates.shape[0] == 0 or rates.shape[1] != circuit.n_pn:
+        raise ValueError(f"pn_rates must have shape (K >= 1, n_pn={circuit.n_pn}), got {rates.shape}")
+    if not np.all(np.isfinite(rates)) or np.any(rates < 0):
+        raise ValueError("pn_rates must be finite and >= 0 (Hz)")
+    key = jax.random.key(0)  # the calibration is noise-free: the key draws nothing that matters
     silent = WhiteNoise(0.0)
 
     def active(params: CircuitParams, condition: str) -> float:
@@ -97,6 +109,15 @@ def calibrate(
     p = circuit.params
     w_pn = _bisect(lambda w: active(replace(p, w_pn=w), "none"), 0.0, 0.05, targets.active_none, increasing=True)
     p = replace(p, w_pn=w_pn)
+    reached = active(p, "none")
+    if abs(reached - targets.active_none) > tolerance:
+        raise ValueError(
+            f"pn_rates cannot drive {targets.active_none:.0%} of KCs (reached {reached:.1%} at w_pn={w_pn:.3g}); "
+            "are the odours silent?"
+        )
     w_li = _bisect(lambda w: active(replace(p, w_li=w), "LI"), 0.0, 1.0, targets.active_li, increasing=False)
+    reached = active(replace(p, w_li=w_li), "LI")
+    if abs(reached - targets.active_li) > tolerance:
+        raise ValueError(f"lateral inhibition cannot bring activity to {targets.active_li:.0%} (reached {reached:.1%})")
     g_sfa = sfa_gain_for_ratio(p, ratio=targets.sfa_rate_ratio, drive=targets.sfa_drive)
     return replace(p, w_li=w_li, g_sfa=g_sfa)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -16,6 +17,17 @@ from nips25_olfaction.noise import Noise, OUNoise, WhiteNoise, noise_step
 from nips25_olfaction.params import CONDITIONS, CircuitParams
 
 __all__ = ["Circuit", "random_claws", "simulate"]
+
+
+def _check_key(key: object) -> None:
+    if not (isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key)):
+        raise TypeError(f"key must be a typed JAX PRNG key (jax.random.key(seed)), got {type(key).__name__}")
+
+
+def _check_int(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    return int(value)
 
 
 def random_claws(key: jax.Array, n_kc: int, n_pn: int, claws: int) -> jax.Array:
@@ -33,6 +45,8 @@ def random_claws(key: jax.Array, n_kc: int, n_pn: int, claws: int) -> jax.Array:
     Raises:
         ValueError: if a size is out of range.
     """
+    _check_key(key)
+    n_kc, n_pn, claws = _check_int(n_kc, "n_kc"), _check_int(n_pn, "n_pn"), _check_int(claws, "claws")
     if n_kc < 1 or n_pn < 1:
         raise ValueError(f"n_kc and n_pn must be >= 1, got {n_kc}, {n_pn}")
     if not 1 <= claws <= n_pn:
@@ -179,8 +193,10 @@ def simulate(
         raise ValueError(f"pn_rates has {rates.shape[1]} PNs, the circuit's wiring has {circuit.n_pn}")
     if not np.all(np.isfinite(rates)) or np.any(rates < 0):
         raise ValueError("pn_rates must be finite and >= 0 (Hz)")
-    if isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 1:
+    if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 1:
         raise ValueError(f"n_trials must be an int >= 1, got {n_trials!r}")
+    n_trials = int(n_trials)
+    _check_key(key)
     if not isinstance(noise, (WhiteNoise, OUNoise)):
         raise TypeError(f"noise must be WhiteNoise or OUNoise, got {type(noise).__name__}")
     if record not in ("counts", "raster"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -33,7 +35,7 @@ def kwta_hash(x: ArrayLike, connectivity: ArrayLike, *, k: int) -> NDArray[np.fl
         raise ValueError(f"x (N, n_pn) and connectivity (n_kc, n_pn) disagree: {xs.shape}, {c.shape}")
     if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(c))):
         raise ValueError("x and connectivity must be finite")
-    if not 1 <= k <= c.shape[0]:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= c.shape[0]:
         raise ValueError(f"k must be in [1, n_kc={c.shape[0]}], got {k}")
     proj = xs @ c.T
     order = np.argsort(-proj, axis=1, kind="stable")[:, :k]

@@ -24,7 +24,7 @@ def lif_rate(v_inf: float, params: CircuitParams) -> float:
 
     Example:
         >>> round(lif_rate(2.0, CircuitParams()), 2)  # 1 / (2 ms + 10 ms * ln 2)
-        111.39
+        111.96
     """
     if not math.isfinite(v_inf):
         raise ValueError(f"v_inf must be finite, got {v_inf}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import numbers
 import warnings
 
 import numpy as np
@@ -112,7 +113,9 @@ def synthetic_odors(
     Raises:
         ValueError: on out-of-range arguments.
     """
-    if n_odors < 2:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if isinstance(n_odors, bool) or not isinstance(n_odors, numbers.Integral) or n_odors < 2:
         raise ValueError(f"n_odors must be >= 2, got {n_odors}")
     if n_glomeruli < 1 or n_families < 1:
         raise ValueError(f"n_glomeruli and n_families must be >= 1, got {n_glomeruli}, {n_families}")
@@ -144,7 +147,7 @@ def hard_subset(pn: ArrayLike, k: int) -> NDArray[np.intp]:
         ValueError: if ``k`` is out of range or ``pn`` malformed.
     """
     pn = _check_matrix(pn, "pn")
-    if not 2 <= k <= pn.shape[0]:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 2 <= k <= pn.shape[0]:
         raise ValueError(f"k must be in [2, {pn.shape[0]}], got {k}")
     corr = np.nan_to_num(np.atleast_2d(np.corrcoef(pn)), nan=0.0)
     centre = int(np.argmax(corr.mean(axis=1)))

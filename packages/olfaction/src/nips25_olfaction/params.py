@@ -49,7 +49,7 @@ class CircuitParams:
     v_reset: float = 0.0
     t_ref: float = 2e-3
     dt: float = 0.5e-3
-    window: float = 0.1
+    window: float = 0.2
     w_pn: float = 2.5e-3
     tau_li: float = 5e-3
     w_li: float = 0.05

@@ -23,7 +23,11 @@ def _check(x: ArrayLike, labels: ArrayLike | None = None) -> tuple[NDArray[np.fl
         raise ValueError("counts must be finite")
     if labels is None:
         return arr, None
+    if np.any(arr < 0):
+        raise ValueError("counts must be >= 0 (spike counts)")
     lab = np.asarray(labels)
+    if lab.dtype.kind not in "iu":
+        raise TypeError(f"labels must be integer odour indices, got dtype {lab.dtype}")
     if lab.shape != (arr.shape[0],):
         raise ValueError(f"labels must have shape ({arr.shape[0]},), got {lab.shape}")
     if len(np.unique(lab)) < 2:
