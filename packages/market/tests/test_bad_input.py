@@ -106,3 +106,41 @@ def test_missing_polls_extra_names_the_extra(tmp_path, monkeypatch):
         load_polls_2016()
     with pytest.raises(ValueError, match="min_polls"):
         load_polls_2016(min_polls=0)
+
+
+@pytest.mark.parametrize("mm", [LMSR(3, b=10.0), QuadraticDCFMM(3, b=10.0)], ids=["lmsr", "quadratic"])
+@pytest.mark.parametrize("mu", [[0.5, 0.5, 0.5], [-0.5, 0.5, 1.0], [-0.1, 0.6, 0.5], [0.2, 0.2, 0.2]])
+def test_price_vector_off_the_simplex_rejected(mm, mu):
+    """regularizer, state_for_price and myopic_trade reject a price vector off the simplex, naming it."""
+    with pytest.raises(ValueError, match="mu must lie on the probability simplex"):
+        mm.regularizer(mu)
+    with pytest.raises(ValueError, match="mu must lie on the probability simplex"):
+        mm.state_for_price(mu)
+    with pytest.raises(ValueError, match="belief must lie on the probability simplex"):
+        mm.myopic_trade(np.zeros(3), mu)
+    with pytest.raises(ValueError, match="mu must be finite"):
+        mm.regularizer([np.nan, 0.5, 0.5])
+    assert np.isfinite(float(mm.regularizer([0.0, 0.5, 0.5])))  # the boundary of the simplex is allowed
+
+
+def test_L_below_smoothness_constant_warns():
+    """An L below the base's smoothness constant is allowed but warns, naming L and the constant."""
+    with pytest.warns(UserWarning, match=r"L=0\.0001 is below the base market's smoothness constant 0\.05"):
+        SmoothQuadratic(LMSR(5, b=10.0), L=1e-4)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SmoothQuadratic(LMSR(5, b=10.0))
+        SmoothQuadratic(LMSR(5, b=10.0), L=1.0)
+
+
+def test_poll_shares_must_be_percentages():
+    """Fractions instead of percentages, shares above 100 or summing above 100 raise ValueError naming them."""
+    with pytest.raises(ValueError, match="look like fractions; multiply them by 100"):
+        poll_beliefs([0.48], [0.45], [1000.0])
+    with pytest.raises(ValueError, match=r"clinton \+ trump must be <= 100"):
+        poll_beliefs([80.0], [70.0], [1000.0])
+    with pytest.raises(ValueError, match=r"trump must be percentages in \[0, 100\]"):
+        poll_beliefs([50.0], [101.0], [1000.0])
+    assert poll_beliefs([48.0, 0.5], [44.0, 0.4], [1000.0, 1000.0]).shape == (2, 2)

@@ -34,3 +34,22 @@ def test_cli_run_synthetic(capsys):
     out = capsys.readouterr().out
     for m in ("lmsr", "sqpm", "quadratic", "sq-quadratic"):
         assert f"\n{m} " in out
+
+
+def test_cli_run_prints_the_own_traders_scores(capsys):
+    """Log score, Brier and states called come from the own-traders run (as README/report), with labelled columns."""
+    from nips25_market.cli import _log_score
+    from nips25_market.polls import synthetic_polls
+    from nips25_market.reproduce import _poll_experiment
+
+    assert main(["run", "--data", "synthetic", "--b", "100", "--seed", "0", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "loss (LMSR trades)" in out and "log score (own)" in out and "called (own)" in out
+    res = _poll_experiment(synthetic_polls(seed_everything(0)), 100.0)
+    rows = {line.split()[0]: line for line in out.splitlines()[3:]}
+    for m, r in res["responsive"].items():
+        cells = rows[m].split()
+        assert float(cells[1]) == round(res["replayed"][m]["loss"], 3) and float(cells[2]) == round(r["loss"], 3)
+        assert f" {_log_score(r['log_score'])} " in rows[m] and cells[-2] == f"{r['brier']:.4f}"
+        assert cells[-1] == f"{r['called']}/5"
+    assert _log_score(float("-inf")) == "-inf (a price of 0)" and _log_score(-0.35221) == "-0.3522"

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 
 from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
 
 __all__ = ["main"]
+
+
+def _log_score(value: float) -> str:
+    """A log score for the table: 4 decimals, or ``-inf (a price of 0)`` where a winner was priced at exactly 0."""
+    return f"{value:.4f}" if math.isfinite(value) else "-inf (a price of 0)"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -20,11 +26,16 @@ def _run(args: argparse.Namespace) -> int:
     polls = load_polls_2016() if args.data == "polls2016" else synthetic_polls(seed_everything(args.seed))
     res = _poll_experiment(polls, args.b)
     print(f"{polls.source}: {len(polls.states)} markets, {polls.n_polls} poll traders, b = {args.b}")
-    print(f"{'mechanism':<14}{'loss (LMSR trades)':>20}{'log score':>12}{'called':>9}{'loss (own traders)':>20}")
+    print("loss: negative = market-maker profit; log score, Brier and states called: final prices with own traders")
+    header = ("mechanism", "loss (LMSR trades)", "loss (own traders)", "log score (own)", "Brier (own)", "called (own)")
+    print(f"{header[0]:<14}{header[1]:>20}{header[2]:>20}{header[3]:>22}{header[4]:>13}{header[5]:>14}")
     for m, a in res["replayed"].items():  # per base: the DCFMM and its SQPM
         r = res["responsive"][m]
-        called = f"{a['called']}/{len(polls.states)}"
-        print(f"{m:<14}{a['loss']:>20.3f}{a['log_score']:>12.4f}{called:>9}{r['loss']:>20.3f}")
+        called = f"{r['called']}/{len(polls.states)}"
+        print(
+            f"{m:<14}{a['loss']:>20.3f}{r['loss']:>20.3f}{_log_score(r['log_score']):>22}{r['brier']:>13.4f}"
+            f"{called:>14}"
+        )
     return 0
 
 

@@ -23,7 +23,7 @@ jax.config.update("jax_enable_x64", True)  # prices near 0/1 and |q/b| ~ 1e3 nee
 import jax.numpy as jnp  # noqa: E402
 from jax.scipy.special import logsumexp  # noqa: E402
 
-from nips25_market._checks import as_vector, check_positive  # noqa: E402
+from nips25_market._checks import as_vector, check_positive, check_simplex  # noqa: E402
 
 if TYPE_CHECKING:
     from nips25_market.simulation import Trace
@@ -109,6 +109,9 @@ class CostFunctionMarket:
 
     def _q(self, q: jax.Array, name: str = "q") -> jax.Array:
         return as_vector(q, name, self.n)
+
+    def _mu(self, mu: jax.Array, name: str = "mu") -> jax.Array:
+        return check_simplex(mu, name, self.n)
 
     def trade(self, q: jax.Array, r: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Execute bundle ``r`` at state ``q``.
@@ -198,7 +201,7 @@ class DCFMM(CostFunctionMarket):
             ``(n,)`` the bundle :math:`r`.
         """
         q = self._q(q)
-        belief = self._q(belief, "belief")
+        belief = self._mu(belief, "belief")
         r = self.state_for_price(belief) - q
         r = r - jnp.mean(r, axis=-1, keepdims=True)
         if buy_only:
@@ -241,13 +244,21 @@ class LMSR(DCFMM):
         return jax.nn.softmax(q / self.b, axis=-1)
 
     def regularizer(self, mu: jax.Array) -> jax.Array:
-        """Negative entropy :math:`b\\sum_x \\mu_x \\log \\mu_x` (with :math:`0 \\log 0 = 0`)."""
-        mu = self._q(mu, "mu")
+        """Negative entropy :math:`b\\sum_x \\mu_x \\log \\mu_x` (with :math:`0 \\log 0 = 0`).
+
+        Raises:
+            ValueError: if ``mu`` is not ``(..., n)`` probability vectors (finite, ``>= 0``, summing to 1 within 1e-6).
+        """
+        mu = self._mu(mu)
         return self.b * jnp.sum(jax.scipy.special.xlogy(mu, mu), axis=-1)
 
     def state_for_price(self, mu: jax.Array) -> jax.Array:
-        """:math:`b\\log\\mu` (entries of :math:`\\mu` floored at the smallest positive float64)."""
-        mu = self._q(mu, "mu")
+        """:math:`b\\log\\mu` (entries of :math:`\\mu` floored at the smallest positive float64).
+
+        Raises:
+            ValueError: if ``mu`` is not ``(..., n)`` probability vectors (finite, ``>= 0``, summing to 1 within 1e-6).
+        """
+        mu = self._mu(mu)
         return self.b * jnp.log(jnp.maximum(mu, jnp.finfo(jnp.float64).tiny))
 
     def smoothness(self, norm: Norm = "l2") -> float:
@@ -297,13 +308,21 @@ class QuadraticDCFMM(DCFMM):
         return jnp.sum(p * q, axis=-1) - 0.5 * self.b * jnp.sum(p * p, axis=-1)
 
     def regularizer(self, mu: jax.Array) -> jax.Array:
-        """:math:`\\frac{b}{2}\\|\\mu\\|_2^2`."""
-        mu = self._q(mu, "mu")
+        """:math:`\\frac{b}{2}\\|\\mu\\|_2^2` on the simplex.
+
+        Raises:
+            ValueError: if ``mu`` is not ``(..., n)`` probability vectors (finite, ``>= 0``, summing to 1 within 1e-6).
+        """
+        mu = self._mu(mu)
         return 0.5 * self.b * jnp.sum(mu * mu, axis=-1)
 
     def state_for_price(self, mu: jax.Array) -> jax.Array:
-        """:math:`b\\mu` (the projection of :math:`\\mu \\in \\Delta` is itself)."""
-        return self.b * self._q(mu, "mu")
+        """:math:`b\\mu` (the projection of :math:`\\mu \\in \\Delta` is itself).
+
+        Raises:
+            ValueError: if ``mu`` is not ``(..., n)`` probability vectors (finite, ``>= 0``, summing to 1 within 1e-6).
+        """
+        return self.b * self._mu(mu)
 
     def smoothness(self, norm: Norm = "l2") -> float:
         r"""Smoothness of the quadratic cost: :math:`1/b` in ℓ2 (:math:`\Pi_\Delta` is 1-Lipschitz), :math:`n/b` in ℓ∞.

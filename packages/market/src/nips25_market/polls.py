@@ -25,6 +25,9 @@ from nips25_shared import cached
 
 __all__ = ["PollMarkets", "load_polls_2016", "poll_beliefs", "synthetic_polls"]
 
+_SUM_TOL = 1.0
+"""Points by which ``clinton + trump`` may exceed 100: house-effect-adjusted shares can (2016 data: max 100.07)."""
+
 
 @dataclass(frozen=True)
 class PollMarkets:
@@ -63,8 +66,9 @@ def poll_beliefs(clinton: Any, trump: Any, samplesize: Any, *, state_sd: float =
     r"""Belief :math:`(\Phi(m/\sigma), 1 - \Phi(m/\sigma))` of each poll (module docstring).
 
     Args:
-        clinton: ``(P,)`` Clinton share in percent.
-        trump: ``(P,)`` Trump share in percent.
+        clinton: ``(P,)`` Clinton share in percent (``[0, 100]``; 48 for 48 %, not 0.48).
+        trump: ``(P,)`` Trump share in percent; ``clinton + trump <= 100`` per poll (up to 1 point over is accepted:
+            adjusted shares can exceed 100 slightly).
         samplesize: ``(P,)`` respondents (``> 0``).
         state_sd: systematic state-level error of the margin, in points (``>= 0``).
         clip: beliefs are clipped to ``[clip, 1 - clip]`` (``0 <= clip < 0.5``).
@@ -73,8 +77,9 @@ def poll_beliefs(clinton: Any, trump: Any, samplesize: Any, *, state_sd: float =
         ``(P, 2)`` probability vectors.
 
     Raises:
-        ValueError: on shape mismatch, empty input, non-finite values, shares outside [0, 100], non-positive sample
-            sizes or out-of-range ``state_sd``/``clip``.
+        ValueError: on shape mismatch, empty input, non-finite values, shares outside [0, 100], shares of one poll
+            summing to more than 100, every share <= 1 (fractions instead of percentages), non-positive sample sizes
+            or out-of-range ``state_sd``/``clip``.
 
     Example:
         >>> poll_beliefs([50.0], [50.0], [1000.0]).tolist()
@@ -88,8 +93,21 @@ def poll_beliefs(clinton: Any, trump: Any, samplesize: Any, *, state_sd: float =
     for name, x in (("clinton", c), ("trump", t), ("samplesize", n)):
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{name} must be finite")
-    if np.any((c < 0) | (c > 100) | (t < 0) | (t > 100)):
-        raise ValueError("clinton and trump must be percentages in [0, 100]")
+    for name, x in (("clinton", c), ("trump", t)):
+        if np.any((x < 0) | (x > 100)):
+            raise ValueError(f"{name} must be percentages in [0, 100], got values in [{x.min():g}, {x.max():g}]")
+    if np.all(c <= 1.0) and np.all(t <= 1.0):
+        raise ValueError(
+            "clinton and trump must be percentages in [0, 100], but every share is <= 1: they look like fractions; "
+            "multiply them by 100"
+        )
+    over = c + t > 100.0 + _SUM_TOL
+    if np.any(over):
+        i = int(np.argmax(over))
+        raise ValueError(
+            f"clinton + trump must be <= 100 per poll (percentages of one poll, {_SUM_TOL:g} point tolerance), "
+            f"got {c[i]:g} + {t[i]:g} at index {i}"
+        )
     if np.any(n <= 0):
         raise ValueError("samplesize must be > 0")
     check_positive(state_sd, "state_sd", allow_zero=True)

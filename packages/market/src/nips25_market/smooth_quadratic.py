@@ -14,6 +14,7 @@ The price rule stays :math:`p(q) = \nabla C(q)`; the fee is decoupled from it. A
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,7 +45,8 @@ class SmoothQuadratic(CostFunctionMarket):
         base: the DCFMM whose cost :math:`C` sets prices (``LMSR`` or ``QuadraticDCFMM``).
         L: smoothness constant of :math:`C` in ``norm``; ``None`` takes the base's tight bound
             (LMSR: :math:`1/(2b)` in ℓ2, :math:`1/b` in ℓ∞; quadratic: :math:`1/b` in ℓ2, :math:`n/b` in ℓ∞).
-            A smaller ``L`` than the base's bound voids the revenue guarantee; a larger one is allowed.
+            A smaller ``L`` than the base's bound voids the revenue guarantee (a ``UserWarning`` says so); a larger one
+            is allowed.
         norm: ``"l2"`` (steepest descent is gradient descent) or ``"linf"`` (sign-gradient steps).
         fee_on: ``"bundle"`` (fee on :math:`\|r\|`, the brief's reading) or ``"zero_sum"`` (fee on the zero-sum part,
             which restores translation invariance :math:`\mathrm{quote}(q, r + c\mathbf 1) = \mathrm{quote}(q, r) + c`);
@@ -53,6 +55,9 @@ class SmoothQuadratic(CostFunctionMarket):
     Raises:
         TypeError: if ``base`` is not a :class:`~nips25_market.DCFMM`.
         ValueError: if ``L <= 0`` or not finite, ``norm``/``fee_on`` unknown, or ``zero_sum`` with ``linf``.
+
+    Warns:
+        UserWarning: if ``L`` is below the base's smoothness constant in ``norm`` (the revenue guarantee is void).
 
     References:
         Nueve & Waggoner, "Smooth Quadratic Prediction Markets", NeurIPS 2025, arXiv:2505.02959, Sec. 3-4.
@@ -80,7 +85,15 @@ class SmoothQuadratic(CostFunctionMarket):
             raise ValueError(f"fee_on must be one of {_FEE_ON}, got {self.fee_on!r}")
         if self.fee_on == "zero_sum" and self.norm != "l2":
             raise ValueError("fee_on='zero_sum' is implemented for norm='l2' only")
-        L = self.base.smoothness(self.norm) if self.L is None else check_positive(self.L, "L")
+        bound = self.base.smoothness(self.norm)
+        L = bound if self.L is None else check_positive(self.L, "L")
+        if bound > L:
+            warnings.warn(
+                f"L={L:g} is below the base market's smoothness constant {bound:g} ({self.norm}): the fee can fall "
+                "below the base's Bregman charge, so the SQPM's revenue guarantee over the DCFMM no longer holds",
+                UserWarning,
+                stacklevel=3,
+            )
         object.__setattr__(self, "L", float(L))
         object.__setattr__(self, "n", self.base.n)
 
