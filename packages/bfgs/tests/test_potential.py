@@ -44,3 +44,11 @@ def test_weighted_potential_invariant_under_change_of_variables():
     inverse = float(psi_weighted(jnp.asarray(np.linalg.inv(B)), jnp.asarray(H), inverse=True))
     assert pulled == pytest.approx(base, rel=1e-9)
     assert inverse == pytest.approx(base, rel=1e-9)
+
+
+def test_psi_rejects_non_square_and_indefinite():
+    """psi of a non-square or indefinite concrete matrix raises ValueError naming A (not a broadcast error / nan)."""
+    with pytest.raises(ValueError, match="A must be square"):
+        psi(jnp.ones((2, 3)))
+    with pytest.raises(ValueError, match="A must be positive definite"):
+        psi(-jnp.eye(3))

@@ -170,3 +170,31 @@ def test_bad_inputs_raise_naming_the_argument(small_logistic):
         bfgs("not callable", x0)
     with pytest.raises(ValueError, match="x0"):
         bfgs(lambda x: jnp.sum(jnp.log(x)), -jnp.ones(3))
+
+
+def _quartic(x):
+    return jnp.sum((x - 2.0) ** 2) + jnp.sum(x**4)
+
+
+def test_f_star_above_attained_value_is_an_error_not_converged():
+    """f(x0) = 12 < f_star = 100 raises naming f_star; min f ~ 5.6 < f_star = 8 < f(x0) gives F_STAR_TOO_HIGH."""
+    from nips25_bfgs import F_STAR_TOO_HIGH
+
+    x0 = jnp.zeros(3)
+    with pytest.raises(ValueError, match="f_star"):
+        bfgs(_quartic, x0, f_star=100.0, max_iter=20)
+    res = bfgs(_quartic, x0, f_star=8.0, max_iter=20)
+    assert int(res.status) == F_STAR_TOO_HIGH and float(res.f) < 8.0
+
+
+@pytest.mark.parametrize("fun", [lambda x: -jnp.sum(x**2), jnp.sum], ids=["concave", "linear"])
+def test_newton_rejects_non_positive_definite_hessian(fun):
+    """A concave or linear fun has no minimiser: newton_solve raises naming fun instead of returning x0."""
+    with pytest.raises(ValueError, match="fun: the Hessian at x0 is not positive definite"):
+        newton_solve(fun, jnp.ones(3))
+
+
+def test_newton_raises_when_not_converged():
+    """One Newton step from far away on a strongly non-quadratic fun does not reach tol: ValueError naming fun."""
+    with pytest.raises(ValueError, match="fun: Newton did not converge"):
+        newton_solve(lambda x: jnp.sum(jnp.cosh(x - 5.0)), jnp.zeros(2), max_iter=1)

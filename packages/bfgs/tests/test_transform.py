@@ -44,3 +44,10 @@ def test_transform_bad_input():
         opt.init(jnp.zeros(3))
     with pytest.raises(ValueError, match="value_fn"):
         opt.update(jnp.ones(2), opt.init(jnp.zeros(2)), jnp.zeros(2), value=jnp.asarray(0.0))
+
+
+@pytest.mark.parametrize("B0", [-1.0, 0, "eye"])
+def test_bad_scalar_or_string_B0_raises_at_construction(B0):
+    """bfgs_transform validates a scalar or string B0 when built, not at init()."""
+    with pytest.raises(ValueError, match="B0"):
+        bfgs_transform(B0=B0)

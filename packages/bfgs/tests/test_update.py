@@ -46,3 +46,19 @@ def test_update_on_quadratic_recovers_hessian_in_d_steps():
     for s in S:
         B = bfgs_update(B, jnp.asarray(s), jnp.asarray(Q @ s))
     np.testing.assert_allclose(np.asarray(B), Q, atol=1e-9)
+
+
+def test_update_rejects_bad_shapes_and_negative_curvature():
+    """Mismatched shapes raise ValueError naming the argument; s^T y <= 0 (concrete) raises on the curvature."""
+    import pytest
+
+    eye = jnp.eye(3)
+    with pytest.raises(ValueError, match="s must have shape"):
+        bfgs_update(eye, jnp.ones(2), jnp.ones(3))
+    with pytest.raises(ValueError, match="y must have shape"):
+        inverse_bfgs_update(eye, jnp.ones(3), jnp.ones(4))
+    with pytest.raises(ValueError, match="B must be square"):
+        bfgs_update(jnp.ones((2, 3)), jnp.ones(2), jnp.ones(2))
+    for update in (bfgs_update, inverse_bfgs_update):
+        with pytest.raises(ValueError, match=r"s\^T y > 0"):
+            update(eye, jnp.ones(3), -jnp.ones(3))

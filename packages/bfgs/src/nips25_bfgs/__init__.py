@@ -17,6 +17,7 @@ from nips25_bfgs.potential import psi, psi_weighted, weighted_matrix
 from nips25_bfgs.problems import PROBLEMS, Problem, load_problem
 from nips25_bfgs.solver import (
     CONVERGED,
+    F_STAR_TOO_HIGH,
     LINE_SEARCH_FAILED,
     MAX_ITER,
     NON_FINITE,
@@ -35,6 +36,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 __all__ = [
     "CONVERGED",
+    "F_STAR_TOO_HIGH",
     "LINE_SEARCH_FAILED",
     "MAX_ITER",
     "NON_FINITE",

@@ -12,7 +12,7 @@ from typing import Any
 import jax
 import numpy as np
 
-__all__ = ["check_matrix_spd", "check_positive", "check_vector", "is_concrete"]
+__all__ = ["check_matrix_spd", "check_positive", "check_secant_pair", "check_square", "check_vector", "is_concrete"]
 
 
 def is_concrete(x: Any) -> bool:
@@ -49,6 +49,28 @@ def check_matrix_spd(M: Any, name: str, d: int) -> None:
         np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
         raise ValueError(f"{name} must be positive definite (Cholesky failed)") from None
+
+
+def check_square(M: Any, name: str) -> int:
+    """Return ``d`` after checking ``M`` is a non-empty real floating ``(d, d)`` array (finite when concrete)."""
+    check_vector(M, name, ndim=2)
+    if M.shape[0] != M.shape[1]:
+        raise ValueError(f"{name} must be square (d, d), got shape {tuple(M.shape)}")
+    return int(M.shape[0])
+
+
+def check_secant_pair(M: Any, s: Any, y: Any, name: str) -> None:
+    """Check the arguments of a BFGS update: ``M`` ``(d, d)``, ``s`` and ``y`` ``(d,)``; :math:`s^\\top y > 0`
+    when concrete."""
+    d = check_square(M, name)
+    for vec, vname in ((s, "s"), (y, "y")):
+        check_vector(vec, vname)
+        if vec.shape[0] != d:
+            raise ValueError(f"{vname} must have shape ({d},) to match {name} {tuple(M.shape)}, got {tuple(vec.shape)}")
+    if is_concrete((s, y)):
+        sy = float(np.vdot(np.asarray(s, np.float64), np.asarray(y, np.float64)))
+        if not sy > 0:
+            raise ValueError(f"s and y must satisfy the curvature condition s^T y > 0, got s^T y = {sy!r}")
 
 
 def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:

@@ -11,9 +11,11 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.tree_util import Partial
 
-from nips25_bfgs.checks import check_positive, check_vector
+from nips25_bfgs.checks import check_positive, check_vector, is_concrete
+from nips25_bfgs.initial_hessian import _hessian_at
 from nips25_bfgs.solver import as_partial
 
 __all__ = ["NewtonResult", "newton_solve"]
@@ -88,7 +90,10 @@ def newton_solve(
         :class:`NewtonResult`.
 
     Raises:
-        ValueError: bad ``x0``, ``tol``, ``max_iter``.
+        ValueError: bad ``x0``, ``tol``, ``max_iter``; ``fun`` whose Hessian at ``x0`` is not positive definite
+            (not strictly convex there, e.g. linear or concave); Newton did not converge (``max_iter`` steps with
+            :math:`\lambda^2/2 >` ``tol``, or a non-finite value or decrement). Both checks need concrete inputs:
+            under ``jit`` check ``decrement`` yourself.
 
     Example:
         >>> import jax, jax.numpy as jnp
@@ -101,4 +106,22 @@ def newton_solve(
     tol = check_positive(tol, "tol")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise ValueError(f"max_iter must be an int >= 1, got {max_iter!r}")
-    return _newton(as_partial(fun), x0, jnp.asarray(tol, x0.dtype), jnp.asarray(max_iter, jnp.int32))
+    fun_p = as_partial(fun)
+    if is_concrete(x0):
+        H0 = np.asarray(_hessian_at(fun_p, x0), dtype=np.float64)
+        try:
+            if not np.all(np.isfinite(H0)):
+                raise np.linalg.LinAlgError
+            np.linalg.cholesky(H0)
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                "fun: the Hessian at x0 is not positive definite (newton_solve needs a strictly convex fun)"
+            ) from None
+    res = _newton(fun_p, x0, jnp.asarray(tol, x0.dtype), jnp.asarray(max_iter, jnp.int32))
+    if is_concrete(res):
+        dec, f = float(res.decrement), float(res.f)
+        if not (np.isfinite(dec) and np.isfinite(f)) or (int(res.n_iter) >= max_iter and dec > tol):
+            raise ValueError(
+                f"fun: Newton did not converge (n_iter={int(res.n_iter)}, decrement={dec!r}, f={f!r}, tol={tol!r})"
+            )
+    return res

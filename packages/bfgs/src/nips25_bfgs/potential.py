@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from nips25_bfgs.checks import check_square, is_concrete
 
 __all__ = ["psi", "psi_weighted", "weighted_matrix"]
 
@@ -24,7 +27,10 @@ def psi(A: jax.Array) -> jax.Array:
         A: ``(d, d)`` symmetric positive-definite.
 
     Returns:
-        Scalar :math:`\Psi(A) \ge 0`; ``nan`` when ``A`` is not positive definite.
+        Scalar :math:`\Psi(A) \ge 0`; ``nan`` when ``A`` is not positive definite under ``jit``.
+
+    Raises:
+        ValueError: ``A`` not a square ``(d, d)`` array; on concrete inputs also NaN/inf or not positive definite.
 
     References:
         Jin & Mokhtari, NeurIPS 2025, arXiv:2507.00361 (potential function); Byrd & Nocedal (1989).
@@ -34,6 +40,12 @@ def psi(A: jax.Array) -> jax.Array:
         >>> float(psi(jnp.eye(3)))
         0.0
     """
+    check_square(A, "A")
+    if is_concrete(A):
+        try:
+            np.linalg.cholesky(0.5 * (np.asarray(A, np.float64) + np.asarray(A, np.float64).T))
+        except np.linalg.LinAlgError:
+            raise ValueError("A must be positive definite (Cholesky failed)") from None
     L = jnp.linalg.cholesky(A)
     logdet = 2.0 * jnp.sum(jnp.log(jnp.diagonal(L)))
     return jnp.trace(A) - A.shape[-1] - logdet

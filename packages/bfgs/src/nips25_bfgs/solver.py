@@ -22,10 +22,11 @@ from nips25_bfgs.checks import check_matrix_spd, check_positive, check_vector, i
 from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
 from nips25_bfgs.linesearch import WeakWolfe, weak_wolfe_log_bisection
 from nips25_bfgs.potential import psi_weighted
-from nips25_bfgs.update import bfgs_update, curvature_ok, inverse_bfgs_update
+from nips25_bfgs.update import curvature_ok, direct_update, inverse_update
 
 __all__ = [
     "CONVERGED",
+    "F_STAR_TOO_HIGH",
     "LINE_SEARCH_FAILED",
     "MAX_ITER",
     "NON_FINITE",
@@ -42,11 +43,13 @@ CONVERGED = 0
 MAX_ITER = 1
 LINE_SEARCH_FAILED = 2
 NON_FINITE = 3
+F_STAR_TOO_HIGH = 4
 STATUS_MESSAGES = {
     CONVERGED: "converged: the stopping quantity fell to tol",
     MAX_ITER: "max_iter reached",
     LINE_SEARCH_FAILED: "the weak-Wolfe search found no step within max_trials (last finite iterate kept)",
     NON_FINITE: "non-finite value, gradient or direction (last finite iterate kept)",
+    F_STAR_TOO_HIGH: "f(x) < f_star - tol: the given f_star is not the optimal value (it is too high)",
 }
 STOPS = ("newton_decrement", "f_gap", "grad_norm")
 FORMS = ("inverse", "direct")
@@ -90,7 +93,8 @@ class BFGSResult(NamedTuple):
         n_iter: BFGS iterations (accepted steps).
         n_fev: function evaluations (1 + every trial point).
         n_gev: gradient evaluations (equal to ``n_fev``: value and gradient are evaluated together).
-        status: one of ``CONVERGED``, ``MAX_ITER``, ``LINE_SEARCH_FAILED``, ``NON_FINITE`` (see ``STATUS_MESSAGES``).
+        status: one of ``CONVERGED``, ``MAX_ITER``, ``LINE_SEARCH_FAILED``, ``NON_FINITE``, ``F_STAR_TOO_HIGH``
+            (an iterate reached :math:`f(x) < f_* - \text{tol}`, so ``f_star`` is wrong; see ``STATUS_MESSAGES``).
         n_skipped: updates skipped because :math:`s^\\top y \\le 0` or non-finite (zero in exact arithmetic).
         approx: ``(d, d)`` the final :math:`H_t = B_t^{-1}` (``form="inverse"``) or :math:`B_t` (``form="direct"``).
         history: the :class:`History`.
@@ -247,7 +251,7 @@ def _solve(
         x_new, g_new = res.aux
         s, y = x_new - x, g_new - g
         pair_ok = curvature_ok(s, y)
-        M_upd = inverse_bfgs_update(M, s, y) if inverse else bfgs_update(M, s, y)
+        M_upd = inverse_update(M, s, y) if inverse else direct_update(M, s, y)
         M_new = jnp.where(pair_ok, M_upd, M)
         d_new = direction(M_new, g_new, inverse=inverse)
         ok = res.success
@@ -275,7 +279,10 @@ def _solve(
 
     t, x, f, g, M, d, n_fev, status, n_skipped, hist = jax.lax.while_loop(cond, body, carry0)
     done = stop_value(stop, f, g, d, f_star) <= tol
-    status = jnp.where(status == RUNNING, jnp.where(done, CONVERGED, MAX_ITER), status).astype(jnp.int32)
+    status = jnp.where(status == RUNNING, jnp.where(done, CONVERGED, MAX_ITER), status)
+    if f_star is not None:
+        status = jnp.where(f - f_star < -tol, F_STAR_TOO_HIGH, status)
+    status = status.astype(jnp.int32)
     return BFGSResult(
         x=x, f=f, grad=g, n_iter=t, n_fev=n_fev, n_gev=n_fev, status=status, n_skipped=n_skipped, approx=M,
         history=hist,
@@ -322,7 +329,9 @@ def bfgs(
         stop: ``"newton_decrement"`` (:math:`g^\top B^{-1} g / 2 \le` tol), ``"f_gap"`` (:math:`f - f_* \le` tol,
             needs ``f_star``), ``"grad_norm"`` (:math:`\|g\|_2 \le` tol; not affine invariant) or ``"auto"``
             (``f_gap`` when ``f_star`` is given, else ``newton_decrement``).
-        f_star: optimal value :math:`f_*`, for the ``f_gap`` stop and the ``history.gap`` record.
+        f_star: optimal value :math:`f_*`, for the ``f_gap`` stop and the ``history.gap`` record. A value above an
+            attained one is an error: ``ValueError`` when :math:`f(x_0) < f_* - \text{tol}` (checked on concrete
+            inputs), else the result has ``status == F_STAR_TOO_HIGH`` instead of ``CONVERGED``.
         hess_star: ``(d, d)`` SPD :math:`\nabla^2 f(x_*)`, to record the potential :math:`\Psi(\tilde B_t)`.
         form: ``"inverse"`` (update :math:`H = B^{-1}`, :math:`O(d^2)` per step) or ``"direct"`` (update
             :math:`B`, Cholesky solve, :math:`O(d^3)`).
@@ -334,7 +343,7 @@ def bfgs(
         TypeError: ``fun`` not callable, ``x0`` not a floating array, ``line_search`` not a :class:`WeakWolfe`.
         ValueError: empty or non-finite ``x0``, non-finite value or gradient at ``x0``, a bad ``B0`` (see
             :func:`nips25_bfgs.initial_hessian`), ``max_iter < 1``, ``tol <= 0``, unknown ``stop``/``form``,
-            ``stop="f_gap"`` without ``f_star``, a bad ``hess_star``.
+            ``stop="f_gap"`` without ``f_star``, ``f_star`` above :math:`f(x_0) + \text{tol}`, a bad ``hess_star``.
 
     References:
         Jin & Mokhtari, "Affine-Invariant Global Non-Asymptotic Convergence Analysis of BFGS under
@@ -376,6 +385,13 @@ def bfgs(
     if hess_star is not None:
         h_s = jnp.asarray(hess_star, dtype=x.dtype)
         check_matrix_spd(h_s, "hess_star", d)
+    if f_s is not None and is_concrete((x, f_s)):
+        f0 = fun_flat(x)
+        if is_concrete(f0) and np.isfinite(float(f0)) and float(f0) < float(f_s) - tol:
+            raise ValueError(
+                f"f_star={float(f_s)!r} is above f(x0)={float(f0)!r} (by more than tol={tol!r}): f_star must be the "
+                "optimal value, a lower bound of f"
+            )
     B = initial_hessian(B0, fun_flat, x)
     res = _solve(
         fun_flat, x, B, jnp.asarray(tol, x.dtype), f_s, h_s, line_search=ls, max_iter=int(max_iter), form=form,

@@ -19,7 +19,7 @@ from jax.flatten_util import ravel_pytree
 from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
 from nips25_bfgs.linesearch import WeakWolfe, weak_wolfe_log_bisection
 from nips25_bfgs.solver import FORMS, direction
-from nips25_bfgs.update import bfgs_update, curvature_ok, inverse_bfgs_update
+from nips25_bfgs.update import curvature_ok, direct_update, inverse_update
 
 __all__ = ["BFGSState", "bfgs_transform"]
 
@@ -69,8 +69,8 @@ def bfgs_transform(
         ``params``) and ``value_fn`` (the objective, ``params -> scalar``).
 
     Raises:
-        ValueError: unknown ``form``, ``B0="hessian"``, a bad ``B0`` (at ``init``); ``update`` without ``value``,
-            ``value_fn`` or ``params``.
+        ValueError: unknown ``form``, ``B0="hessian"``, a bad string or scalar ``B0`` (here), a bad matrix ``B0`` (at
+            ``init``); ``update`` without ``value``, ``value_fn`` or ``params``.
         TypeError: ``line_search`` not a :class:`WeakWolfe`.
 
     References:
@@ -94,6 +94,8 @@ def bfgs_transform(
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     if isinstance(B0, str) and B0 == "hessian":
         raise ValueError('B0="hessian" needs the objective: pass B0=jax.hessian(f)(x0) to bfgs_transform')
+    if isinstance(B0, (str, bool, int, float)) or getattr(B0, "ndim", None) == 0:
+        initial_hessian(B0, None, jnp.zeros(1))  # validate a string or scalar B0 now, not at init()
     inverse = form == "inverse"
 
     def init_fn(params: Any) -> BFGSState:
@@ -143,7 +145,7 @@ def bfgs_transform(
         g_new = jnp.where(ok, res.aux, g)
         y = g_new - g
         pair_ok = ok & curvature_ok(s, y)
-        M_upd = inverse_bfgs_update(M, s, y) if inverse else bfgs_update(M, s, y)
+        M_upd = inverse_update(M, s, y) if inverse else direct_update(M, s, y)
         new_state = BFGSState(
             n_iter=state.n_iter + ok.astype(jnp.int32),
             approx=jnp.where(pair_ok, M_upd, M),

@@ -15,7 +15,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["bfgs_update", "curvature_ok", "inverse_bfgs_update"]
+from nips25_bfgs.checks import check_secant_pair
+
+__all__ = ["bfgs_update", "curvature_ok", "direct_update", "inverse_bfgs_update", "inverse_update"]
 
 
 def curvature_ok(s: jax.Array, y: jax.Array) -> jax.Array:
@@ -32,10 +34,15 @@ def bfgs_update(B: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
     Args:
         B: ``(d, d)`` symmetric positive-definite Hessian approximation.
         s: ``(d,)`` step :math:`x_{t+1} - x_t`.
-        y: ``(d,)`` gradient difference, with :math:`s^\top y > 0`.
+        y: ``(d,)`` gradient difference, with :math:`s^\top y > 0` (the curvature condition; without it
+            :math:`B_+` is not positive definite).
 
     Returns:
         ``(d, d)`` the updated approximation (symmetrised).
+
+    Raises:
+        ValueError: shapes that do not match ``B`` ``(d, d)``; on concrete inputs also NaN/inf or
+            :math:`s^\top y \le 0` (under ``jit`` these are not checked: use :func:`curvature_ok`).
 
     References:
         Jin & Mokhtari, NeurIPS 2025, arXiv:2507.00361, Eq. (3); Nocedal & Wright, Eq. (6.19).
@@ -46,6 +53,12 @@ def bfgs_update(B: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
         >>> Bp.tolist()
         [[2.0, 0.0], [0.0, 1.0]]
     """
+    check_secant_pair(B, s, y, "B")
+    return direct_update(B, s, y)
+
+
+def direct_update(B: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
+    """:func:`bfgs_update` without the argument checks, for callers that guard with :func:`curvature_ok`."""
     Bs = B @ s
     B_new = B - jnp.outer(Bs, Bs) / jnp.vdot(s, Bs) + jnp.outer(y, y) / jnp.vdot(s, y)
     return 0.5 * (B_new + B_new.T)
@@ -62,10 +75,15 @@ def inverse_bfgs_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
     Args:
         H: ``(d, d)`` symmetric positive-definite inverse Hessian approximation.
         s: ``(d,)`` step.
-        y: ``(d,)`` gradient difference, with :math:`s^\top y > 0`.
+        y: ``(d,)`` gradient difference, with :math:`s^\top y > 0` (the curvature condition; without it
+            :math:`H_+` is not positive definite).
 
     Returns:
         ``(d, d)`` the updated inverse approximation (symmetrised).
+
+    Raises:
+        ValueError: shapes that do not match ``H`` ``(d, d)``; on concrete inputs also NaN/inf or
+            :math:`s^\top y \le 0` (under ``jit`` these are not checked: use :func:`curvature_ok`).
 
     References:
         Jin & Mokhtari, NeurIPS 2025, arXiv:2507.00361, Eq. (3) (inverse form); Nocedal & Wright, Eq. (6.17).
@@ -76,6 +94,12 @@ def inverse_bfgs_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
         >>> Hp.tolist()
         [[0.5, 0.0], [0.0, 1.0]]
     """
+    check_secant_pair(H, s, y, "H")
+    return inverse_update(H, s, y)
+
+
+def inverse_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
+    """:func:`inverse_bfgs_update` without the argument checks, for callers that guard with :func:`curvature_ok`."""
     rho = 1.0 / jnp.vdot(y, s)
     Hy = H @ y
     H_new = H - rho * (jnp.outer(s, Hy) + jnp.outer(Hy, s)) + (rho * rho * jnp.vdot(y, Hy) + rho) * jnp.outer(s, s)
