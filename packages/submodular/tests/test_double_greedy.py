@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nips25_submodular import Modular, double_greedy, max_cut_graph
+from nips25_submodular import Modular, Partition, Uniform, double_greedy, max_cut_graph
 
 
 @settings(max_examples=10, deadline=None)
@@ -38,3 +38,13 @@ def test_same_key_same_output_and_order_argument():
         double_greedy(inst.f, key=jax.random.key(5), order=np.zeros(15, int))
     with pytest.raises(ValueError, match="key"):
         double_greedy(inst.f)
+
+
+def test_constrained_matroid_is_rejected_not_ignored():
+    """Double greedy is unconstrained: a Uniform/Partition matroid raises naming matroid (it used to return 20 of 5)."""
+    f = Modular(np.ones(8))  # n = 8 as in the hypothesis test above: no new compilation
+    labels = [0, 0, 0, 0, 1, 1, 1, 1]
+    for matroid in (Uniform(8, 5), Partition(labels, [4, 3])):
+        with pytest.raises(ValueError, match="matroid must be Free"):
+            double_greedy(f, matroid, key=jax.random.key(0))
+    assert double_greedy(f, Partition(labels, [4, 4]), randomized=False).mask.all()  # free in effect

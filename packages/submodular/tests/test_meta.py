@@ -66,6 +66,10 @@ def test_meta_bad_input_and_theory_preset():
         noisy_meta(oracle, Free(20), "greedy", key=k, monotone=True, h=4, t=2, m=7)
     with pytest.raises(ValueError, match="rank"):
         noisy_meta(oracle, Uniform(20, 8), "greedy", key=k, monotone=True)
+    with pytest.raises(ValueError, match="matroid must be Free"):  # was: 17 elements returned under rank 10
+        noisy_meta(oracle, Uniform(20, 10), "double_greedy", key=k, monotone=False)
+    with pytest.raises(ValueError, match="t must be >= 1"):
+        noisy_meta(oracle, Free(20), "greedy", key=k, monotone=True, h=3, t=0, m=1)
     with pytest.raises(ValueError, match="preset"):
         noisy_meta(oracle, Free(20), "greedy", key=k, monotone=True, preset="fast")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="inner"):

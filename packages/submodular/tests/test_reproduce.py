@@ -39,10 +39,11 @@ def test_cli_run_is_deterministic(capsys):
     assert capsys.readouterr().out == first
     summary = json.loads(first.split("\nnote:")[0])
     assert summary["opt"] == 89.0 and set(summary["mean_cut"]) == {"naive", "meta"}
-    with pytest.raises(SystemExit):
-        main(["run", "--sigma", "-1"])
-    with pytest.raises(SystemExit):
-        main(["run", "--method", "best"])
+    for bad in (["--sigma", "-1"], ["--method", "best"], ["--seeds", "0"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["run", *bad])
+        assert exc.value.code == 2  # usage error, argparse's convention
+        assert bad[0] in capsys.readouterr().err
 
 
 def test_selector_matches_greedy_on_precomputed_similarity():

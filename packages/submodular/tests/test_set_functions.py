@@ -8,7 +8,15 @@ import re
 import jax
 import numpy as np
 import pytest
-from nips25_submodular import Coverage, FacilityLocation, GraphCut, Modular, SetFunction, max_cut_graph
+from nips25_submodular import (
+    Coverage,
+    FacilityLocation,
+    GraphCut,
+    Modular,
+    PersistentNoisyOracle,
+    SetFunction,
+    max_cut_graph,
+)
 from submodular_testing import all_masks
 
 
@@ -92,3 +100,15 @@ def test_bad_input_names_the_argument(build, match):
     """Every constructor rejects bad arrays with a ValueError naming the problem."""
     with pytest.raises(ValueError, match=match):
         build()
+
+
+def test_call_checks_concrete_masks_and_names_mask():
+    """f(mask) and the oracle reject a wrong length or a non-boolean mask naming mask; 0/1 ints and lists pass."""
+    f = GraphCut([[0, 1, 0], [1, 0, 2], [0, 2, 0]])
+    oracle = PersistentNoisyOracle(f, sigma=0.1, key=jax.random.key(0))
+    for g in (f, oracle):
+        with pytest.raises(ValueError, match=r"mask must be a boolean mask of shape \(3,\)"):
+            g(np.zeros(5, bool))
+        with pytest.raises(TypeError, match="mask must be a boolean mask"):
+            g(np.array([0.5, 0.0, 1.0]))
+    assert float(f(np.array([0, 1, 0]))) == float(f([False, True, False])) == 3.0

@@ -68,6 +68,8 @@ def test_smoothing_subsets_are_distinct_t_subsets_of_h():
         smoothing_subsets(H, t=6, m=1, key=jax.random.key(0))
     with pytest.raises(ValueError, match="m must be"):
         smoothing_subsets(H, t=2, m=0, key=jax.random.key(0))
+    with pytest.raises(ValueError, match="t must be >= 1"):  # t = 0 used to return empty subsets silently
+        smoothing_subsets(H, t=0, m=1, key=jax.random.key(0))
     with pytest.raises(ValueError, match="distinct"):
         SmoothedSurrogate(GraphCut(np.zeros((20, 20))), np.stack([sub[0], sub[0]]))
 

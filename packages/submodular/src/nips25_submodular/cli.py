@@ -20,16 +20,16 @@ from nips25_submodular.reproduce import reproduce
 __all__ = ["main"]
 
 
-def _run(args: argparse.Namespace) -> int:
-    configure_logging(args.verbose - args.quiet)
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     methods = [m.strip() for m in args.method.split(",") if m.strip()]
     bad = [m for m in methods if m not in ("naive", "meta", "noiseless")]
-    if bad or not methods:
-        raise SystemExit(f"--method must list naive, meta and/or noiseless, got {args.method!r}")
+    if bad or not methods:  # usage errors exit with status 2 (argparse's convention) via parser.error
+        parser.error(f"--method must list naive, meta and/or noiseless, got {args.method!r}")
     if args.sigma < 0 or not np.isfinite(args.sigma):
-        raise SystemExit(f"--sigma must be finite and >= 0, got {args.sigma}")
+        parser.error(f"--sigma must be finite and >= 0, got {args.sigma}")
     if args.seeds < 1:
-        raise SystemExit(f"--seeds must be >= 1, got {args.seeds}")
+        parser.error(f"--seeds must be >= 1, got {args.seeds}")
+    configure_logging(args.verbose - args.quiet)
     inst = max_cut_graph(args.graph)
     values: dict[str, list[float]] = {m: [] for m in methods}
     queries: dict[str, int] = {}
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "reproduce":
         run_reproduce(reproduce, args)
         return 0
-    return _run(args)
+    return _run(args, run)
 
 
 if __name__ == "__main__":

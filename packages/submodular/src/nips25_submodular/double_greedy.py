@@ -55,6 +55,19 @@ def _double_greedy_scan(
     return x
 
 
+def check_free(matroid: Partition) -> None:
+    """Raise ``ValueError`` naming ``matroid`` unless every usable element fits (a possibly contracted free matroid).
+
+    Double greedy solves the unconstrained problem only; a capacity it would ignore makes its output infeasible.
+    """
+    usable = int(np.asarray(matroid.ground).sum())
+    if matroid.rank != usable:
+        raise ValueError(
+            f"matroid must be Free for double greedy (an unconstrained algorithm), got {matroid!r} with rank "
+            f"{matroid.rank} < {usable} usable elements; use greedy or measured_continuous_greedy for a constraint"
+        )
+
+
 def double_greedy(
     f: SetFunction,
     matroid: Partition | None = None,
@@ -71,7 +84,7 @@ def double_greedy(
     Args:
         f: the set function, ground set size ``n``.
         matroid: a :class:`Free` matroid, possibly contracted (its ``ground`` is the set :math:`N` the algorithm
-            runs on); default ``Free(n)``. Capacities are not enforced: double greedy is for the unconstrained case.
+            runs on); default ``Free(n)``. Double greedy is for the unconstrained case: any other matroid raises.
         key: PRNG key for the coin flips (required when ``randomized``).
         randomized: randomised (1/2) or deterministic (1/3) rule.
         order: permutation of ``range(n)`` giving the element order; default ``0, 1, ..., n-1``.
@@ -80,7 +93,8 @@ def double_greedy(
         :class:`Selection` with the final :math:`X = Y`.
 
     Raises:
-        ValueError: if ``order`` is not a permutation, ``key`` is missing when ``randomized``, or sizes differ.
+        ValueError: if ``matroid`` is not free (a capacity below its number of usable elements), ``order`` is not a
+            permutation, ``key`` is missing when ``randomized``, or sizes differ.
 
     References:
         Buchbinder, Feldman, Naor & Schwartz, "A tight linear time (1/2)-approximation for unconstrained
@@ -94,6 +108,7 @@ def double_greedy(
     matroid = Free(f.n) if matroid is None and isinstance(f, SetFunction) else matroid
     check_problem(f, matroid)
     assert matroid is not None
+    check_free(matroid)
     n = f.n
     perm = np.arange(n) if order is None else np.asarray(order)
     if perm.shape != (n,) or not np.array_equal(np.sort(perm), np.arange(n)):

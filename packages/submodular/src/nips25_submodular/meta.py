@@ -19,7 +19,7 @@ import numpy as np
 
 from nips25_submodular._checks import as_key, check_int, check_real
 from nips25_submodular.continuous_greedy import measured_continuous_greedy
-from nips25_submodular.double_greedy import double_greedy
+from nips25_submodular.double_greedy import check_free, double_greedy
 from nips25_submodular.greedy import check_problem, greedy
 from nips25_submodular.matroids import Partition
 from nips25_submodular.selection import Selection
@@ -45,7 +45,7 @@ class MetaParams:
     """Smoothing parameters of the meta-algorithm: ``h`` (smoothing set), ``t`` (subset size), ``m`` (subsets).
 
     Raises:
-        ValueError: unless ``0 <= t < h`` and ``1 <= m <= C(h, t)``.
+        ValueError: unless ``1 <= t < h`` and ``1 <= m <= C(h, t)``.
     """
 
     h: int
@@ -54,7 +54,7 @@ class MetaParams:
 
     def __post_init__(self) -> None:
         check_int(self.h, "h", low=1)
-        check_int(self.t, "t", low=0)
+        check_int(self.t, "t", low=1)
         check_int(self.m, "m", low=1)
         if self.t >= self.h:
             raise ValueError(f"t must be < h, got h={self.h}, t={self.t}")
@@ -112,7 +112,7 @@ def noisy_meta(
 
     Args:
         oracle: the noisy (or noiseless) value oracle, ground set size ``n``.
-        matroid: the constraint (:class:`Free` for unconstrained problems).
+        matroid: the constraint (:class:`Free` for unconstrained problems; required by ``"double_greedy"``).
         inner: the robust exact algorithm: ``"greedy"``, ``"double_greedy"``,
             ``"measured_continuous_greedy"`` or a callable (see :func:`run_inner`).
         key: PRNG key (base, smoothing set, subsets, inner algorithm, final subset).
@@ -127,8 +127,8 @@ def noisy_meta(
         surrogate) and ``info``: ``H``, ``subsets``, ``H_prime``, ``params``, ``preset``, ``guarantee``.
 
     Raises:
-        ValueError: if ``h >= rank``, ``t >= h``, ``m > C(h, t)``, a preset is unknown, or the theory preset is
-            infeasible at this rank.
+        ValueError: if ``matroid`` is not free with ``inner="double_greedy"``, ``h >= rank``, ``t >= h``,
+            ``m > C(h, t)``, a preset is unknown, or the theory preset is infeasible at this rank.
 
     References:
         Bhawalkar, Cai, Feng, Liaw, Lin, "A Unified Approach to Submodular Maximization Under Noise",
@@ -144,6 +144,8 @@ def noisy_meta(
         {'h': 8, 't': 3, 'm': 56}
     """
     check_problem(oracle, matroid)
+    if inner == "double_greedy":
+        check_free(matroid)
     rank = matroid.rank
     theory = None
     if preset == "practical":

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nips25_submodular._checks import as_matrix, as_vector
+from nips25_submodular._checks import as_mask, as_matrix, as_vector
 
 __all__ = ["Coverage", "FacilityLocation", "GraphCut", "Modular", "SetFunction"]
 
@@ -65,6 +65,14 @@ class SetFunction:
         raise NotImplementedError
 
     def __call__(self, mask: Any) -> jax.Array:
+        """:math:`f(S)`; a concrete ``mask`` is checked (shape ``(n,)``, bool or 0/1 integers) before evaluation.
+
+        Raises:
+            ValueError: if a concrete ``mask`` does not have shape ``(n,)``.
+            TypeError: if a concrete ``mask`` is not boolean (or 0/1 integers).
+        """
+        if not isinstance(mask, jax.core.Tracer):  # traced masks (inside jit/vmap) are not checked: no host sync
+            mask = as_mask(mask, "mask", n=self.n)
         return self.value(jnp.asarray(mask, dtype=bool))
 
     def gains(self, mask: jax.Array) -> jax.Array:

@@ -35,7 +35,7 @@ def smoothing_subsets(H: Any, *, t: int, m: int, key: jax.Array) -> np.ndarray:
 
     Args:
         H: boolean mask ``(n,)`` of the smoothing set, ``h = H.sum()``.
-        t: subset size, ``0 <= t < h``.
+        t: subset size, ``1 <= t < h``.
         m: number of subsets, ``1 <= m <= C(h, t)``.
         key: PRNG key.
 
@@ -43,7 +43,7 @@ def smoothing_subsets(H: Any, *, t: int, m: int, key: jax.Array) -> np.ndarray:
         Boolean ``(m, n)``: row ``j`` is :math:`H'_j`.
 
     Raises:
-        ValueError: if ``t >= h``, ``m > C(h, t)`` or ``m < 1``.
+        ValueError: if ``t < 1``, ``t >= h``, ``m > C(h, t)`` or ``m < 1``.
 
     Example:
         >>> smoothing_subsets([True, True, True, False], t=2, m=3, key=jax.random.key(0)).sum(axis=1).tolist()
@@ -55,7 +55,7 @@ def smoothing_subsets(H: Any, *, t: int, m: int, key: jax.Array) -> np.ndarray:
     h_mask = as_mask(h_mask, "H", n=h_mask.shape[0])
     elems = np.flatnonzero(h_mask)
     h = elems.size
-    t = check_int(t, "t", low=0)
+    t = check_int(t, "t", low=1)
     if t >= h:
         raise ValueError(f"t must be < h = |H| = {h}, got t={t}")
     total = math.comb(h, t)
