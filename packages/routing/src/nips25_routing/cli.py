@@ -186,13 +186,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_arguments(rep, slug="routing")
     rt = sub.add_parser("route", help="route JSON-lines queries from stdin with PORT; decisions to stdout")
     rt.add_argument("--history", type=Path, required=True, help=".npz with embeddings, quality, cost[, models]")
-    rt.add_argument("--budgets", help="comma-separated per-model budgets (cost units of the history)")
-    rt.add_argument("--n-total", type=int, help="expected stream length N (default 10000)")
-    rt.add_argument("--alpha", type=float, help="weight of quality against cost (default 1e-4)")
+    rt.add_argument(
+        "--budgets", help="comma-separated per-model budgets (cost units of the history; must match a resumed --state)"
+    )
+    rt.add_argument(
+        "--n-total", type=int, help="expected stream length N (default 10000; must match a resumed --state)"
+    )
+    rt.add_argument(
+        "--alpha", type=float, help="weight of quality against cost (default 1e-4; must match a resumed --state)"
+    )
     rt.add_argument("--eps", type=float, help="learning fraction of the stream (default 0.025)")
     rt.add_argument("--k", type=int, default=5, help="neighbours per estimate (default 5)")
     rt.add_argument("--backend", choices=BACKENDS, default="faiss-hnsw", help="kNN backend (default faiss-hnsw)")
-    rt.add_argument("--batch-size", type=int, default=256, help="queries per routing batch (default 256)")
+    rt.add_argument("--batch-size", type=int, default=256, help="queries per routing batch, >= 1 (default 256)")
     rt.add_argument("--state", type=Path, help="router state JSON: resumed if present, written after routing")
     rt.add_argument("--seed", type=int, help="seed of the learning phase (default 0)")
     args = parser.parse_args(argv)
