@@ -95,6 +95,8 @@ def test_port_router_rejects_bad_arguments(estimator):
     router = PORTRouter(estimator, [1.0, 1.0, 1.0], n_total=10)
     with pytest.raises(ValueError, match="embeddings"):
         router.route(np.zeros((0, 8)))
+    with pytest.raises(ValueError, match="embeddings.*all-zero"):
+        router.route(np.zeros((1, 8)))
     with pytest.raises(ValueError, match="embeddings"):
         router.route(np.zeros((2, 5)))
 
@@ -170,3 +172,25 @@ def test_any_non_finite_query_entry_is_rejected(bad, row, col):
     q[row, col] = bad
     with pytest.raises(ValueError, match="queries"):
         est.estimate(q)
+
+
+def test_port_hyper_parameter_types_are_checked_and_numpy_scalars_accepted(estimator):
+    """numpy floats are numbers; bools are not numbers, strings are not bools; seed is a non-negative int."""
+    router = PORTRouter(estimator, [1.0, 1.0, 1.0], n_total=10, alpha=np.float32(1e-4), gamma_max=np.float64(1))
+    assert isinstance(router.config.alpha, float) and router.config.alpha == pytest.approx(1e-4)
+    for kwargs, exc, name in [
+        ({"alpha": True}, TypeError, "alpha"), ({"gamma_max": "1"}, TypeError, "gamma_max"),
+        ({"clip_zero": "no"}, TypeError, "clip_zero"), ({"learn_drop": "no"}, TypeError, "learn_drop"),
+        ({"seed": None}, TypeError, "seed"), ({"seed": 1.7}, TypeError, "seed"), ({"seed": -1}, ValueError, "seed"),
+    ]:  # fmt: skip
+        with pytest.raises(exc, match=name):
+            PORTRouter(estimator, [1.0, 1.0, 1.0], n_total=10, **kwargs)
+
+
+def test_all_zero_embeddings_are_rejected_naming_the_argument(history):
+    emb = history.embeddings.copy()
+    emb[3] = 0.0
+    with pytest.raises(ValueError, match="embeddings.*all-zero"):
+        HistoryStore(emb, history.quality, history.cost)
+    with pytest.raises(ValueError, match="queries.*all-zero"):
+        ANNEstimator(history, backend="faiss-flat").estimate(np.zeros((1, 8)))

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 from nips25_routing import PORTRouter
-from nips25_routing.cli import main
+from nips25_routing.cli import main, parse_query_line
 from nips25_routing.reproduce import ROUTERS, reproduce
 
 from .conftest import make_history
@@ -58,10 +58,58 @@ def test_route_command_matches_the_library_and_resumes_from_state(tmp_path, monk
 
 def test_route_command_names_the_bad_line(tmp_path, monkeypatch, capsys):
     path = _write_history(tmp_path)
-    monkeypatch.setattr("sys.stdin", io.StringIO('{"embedding": [1, 2]}\n{"text": "no embedding"}\n'))
-    assert main(["route", "--history", str(path), "--budgets", "1,1,1"]) == 2
-    assert "line 2" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO(_queries(1) + '{"text": "no embedding"}\n'))
+    assert main(["route", "--history", str(path), "--budgets", "1,1,1", "--backend", "faiss-flat"]) == 2
+    err = capsys.readouterr().err
+    assert "line 2" in err and "'embedding' is missing" in err
     assert main(["route", "--history", str(tmp_path / "none.npz"), "--budgets", "1,1,1"]) == 2
+
+
+def test_route_saves_the_state_of_lines_routed_before_a_bad_line(tmp_path, monkeypatch, capsys):
+    """Decisions issued before a bad line are recorded in --state; resuming continues from there."""
+    path, state = _write_history(tmp_path), tmp_path / "st.json"
+    good = _queries(4).splitlines(True)
+    monkeypatch.setattr("sys.stdin", io.StringIO("".join(good) + "garbage\n" + "".join(good)))
+    args = ["route", "--history", str(path), "--budgets", "1,1,1", "--n-total", "40", "--batch-size", "3",
+            "--backend", "faiss-flat", "--state", str(state)]  # fmt: skip
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 4 and "line 5" in err and "holds the 4 queries" in err
+    assert json.loads(state.read_text())["n_seen"] == 4
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        ("[1, 2]", "JSON object"),
+        ('{"embedding": "x"}', "list of numbers"),
+        ('{"embedding": [1, 2]}', "8 entries"),
+        ('{"embedding": [1, 2, 3, 4, 5, 6, 7, [8]]}', r"\[7\] must be a number"),
+        ('{"embedding": [true, 2, 3, 4, 5, 6, 7, 8]}', r"\[0\] must be a number"),
+        ('{"embedding": [NaN, 2, 3, 4, 5, 6, 7, 8]}', r"\[0\] must be finite"),
+        ('{"embedding": [0, 0, 0, 0, 0, 0, 0, 0]}', "all zero"),
+    ],
+)
+def test_parse_query_line_names_line_and_field(line, match):
+    with pytest.raises(ValueError, match=match):
+        parse_query_line(line, 3, 8)
+
+
+def test_route_rejects_options_that_contradict_the_state_and_zero_batch(tmp_path, monkeypatch, capsys):
+    path, state = _write_history(tmp_path), tmp_path / "st.json"
+    base = ["route", "--history", str(path), "--backend", "faiss-flat", "--state", str(state)]
+    monkeypatch.setattr("sys.stdin", io.StringIO(_queries(2)))
+    assert main([*base, "--budgets", "1,1,1", "--n-total", "40"]) == 0
+    for extra, flag in [(["--n-total", "50"], "--n-total"), (["--alpha", "1"], "--alpha"),
+                        (["--budgets", "2,1,1"], "--budgets")]:  # fmt: skip
+        monkeypatch.setattr("sys.stdin", io.StringIO(_queries(2)))
+        capsys.readouterr()
+        assert main([*base, *extra]) == 2
+        assert flag in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", io.StringIO(_queries(2)))
+    assert main([*base, "--budgets", "1,1,1", "--n-total", "40", "--alpha", "1e-4"]) == 0  # same values: fine
+    assert main([*base, "--batch-size", "0"]) == 2
+    assert "--batch-size" in capsys.readouterr().err
 
 
 def test_reproduce_tiny_profile_builds_a_complete_report(tmp_path):

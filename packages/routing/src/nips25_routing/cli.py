@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,25 +16,68 @@ from nips25_routing.estimation import BACKENDS, ANNEstimator
 from nips25_routing.history import HistoryStore
 from nips25_routing.port import PORTRouter
 from nips25_routing.reproduce import reproduce
+from nips25_routing.validation import check_positive_int
 from nips25_shared import add_common_arguments, run_reproduce
 
-__all__ = ["main", "route_stream"]
+__all__ = ["StreamLineError", "main", "parse_query_line", "route_stream"]
+
+
+class StreamLineError(ValueError):
+    """A bad stdin line; ``routed`` queries before it were routed (and their decisions written)."""
+
+    def __init__(self, message: str, *, lineno: int, routed: int) -> None:
+        super().__init__(message)
+        self.lineno = lineno
+        self.routed = routed
+
+
+def parse_query_line(line: str, lineno: int, dim: int) -> tuple[object | None, list[float]]:
+    """The ``(id, embedding)`` of one JSON line, fully validated; ValueError naming the line and field otherwise."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"stdin line {lineno}: not JSON ({exc})") from exc
+    if not isinstance(obj, dict):
+        raise ValueError(f"stdin line {lineno}: expected a JSON object, got {type(obj).__name__}")
+    if "embedding" not in obj:
+        raise ValueError(f"stdin line {lineno}: field 'embedding' is missing")
+    emb = obj["embedding"]
+    if not isinstance(emb, list):
+        raise ValueError(f"stdin line {lineno}: field 'embedding' must be a list of numbers")
+    if len(emb) != dim:
+        raise ValueError(f"stdin line {lineno}: field 'embedding' must have {dim} entries, got {len(emb)}")
+    for i, x in enumerate(emb):
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise ValueError(f"stdin line {lineno}: field 'embedding'[{i}] must be a number, got {json.dumps(x)}")
+        if not math.isfinite(x):
+            raise ValueError(f"stdin line {lineno}: field 'embedding'[{i}] must be finite, got {x}")
+    if not any(emb):
+        raise ValueError(f"stdin line {lineno}: field 'embedding' is all zero (cosine similarity is undefined)")
+    return obj.get("id"), [float(x) for x in emb]
 
 
 def route_stream(router: PORTRouter, lines: TextIO, out: TextIO, *, batch_size: int = 256) -> int:
     """Read ``{"embedding": [...]}`` JSON lines (optional ``"id"``), write ``{"id", "model", "index"}`` lines.
 
+    Every line is validated before it joins a batch. On a bad line the queries before it are routed first, so
+    the router's state holds exactly the lines before the bad one.
+
     Returns:
         The number of queries routed.
 
     Raises:
-        ValueError: on a line that is not a JSON object with a numeric ``embedding`` list (names the line number).
+        StreamLineError: (a ValueError) on a line that is not a JSON object with a finite, non-zero numeric
+            ``embedding`` list of the history's dimension; names the line number and field.
     """
+    batch_size = check_positive_int(batch_size, "batch_size")
     models = router.estimator.history.models
+    dim = router.estimator.dim
     batch: list[tuple[object, list[float]]] = []
     count = 0
 
     def flush() -> None:
+        if not batch:
+            return
         actions = router.route(np.asarray([e for _, e in batch], dtype=np.float32))
         for (qid, _), a in zip(batch, actions, strict=True):
             model = models[a] if a < len(models) else None
@@ -44,18 +88,15 @@ def route_stream(router: PORTRouter, lines: TextIO, out: TextIO, *, batch_size: 
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"stdin line {lineno}: not JSON ({exc})") from exc
-        emb = obj.get("embedding") if isinstance(obj, dict) else None
-        if not isinstance(emb, list) or not emb:
-            raise ValueError(f"stdin line {lineno}: expected an object with a non-empty 'embedding' list")
-        batch.append((obj.get("id", count), emb))
+            qid, emb = parse_query_line(line, lineno, dim)
+        except ValueError as exc:
+            flush()
+            raise StreamLineError(str(exc), lineno=lineno, routed=count) from exc
+        batch.append((count if qid is None else qid, emb))
         count += 1
         if len(batch) >= batch_size:
             flush()
-    if batch:
-        flush()
+    flush()
     return count
 
 
@@ -70,19 +111,67 @@ def _load_history(path: Path) -> HistoryStore:
         return HistoryStore(npz["embeddings"], npz["quality"], npz["cost"], models)
 
 
+_DEFAULTS = {"n_total": 10_000, "alpha": 1e-4, "eps": 0.025, "seed": 0}
+
+
+def _check_matches_state(args: argparse.Namespace, router: PORTRouter) -> None:
+    """Usage error if a hyper-parameter given on the command line differs from the resumed state."""
+    saved = {"n_total": router.n_total, "alpha": router.config.alpha, "eps": router.config.eps, "seed": router.seed}
+    for key, value in saved.items():
+        given = getattr(args, key)
+        if given is not None and not math.isclose(float(given), float(value), rel_tol=1e-12, abs_tol=0.0):
+            flag = "--" + key.replace("_", "-")
+            raise ValueError(f"{flag} {given} differs from {value} in --state {args.state}; drop it or use a new state")
+    if args.budgets is not None:
+        budgets = _parse_budgets(args.budgets)
+        if budgets.shape != router.budgets.shape or not np.allclose(budgets, router.budgets, rtol=1e-12, atol=0.0):
+            raise ValueError(
+                f"--budgets {args.budgets} differs from {router.budgets.tolist()} in --state {args.state}; "
+                "drop it or use a new state"
+            )
+
+
+def _parse_budgets(text: str) -> np.ndarray:
+    try:
+        return np.asarray([float(b) for b in text.split(",")], dtype=np.float64)
+    except ValueError as exc:
+        raise ValueError(f"--budgets must be comma-separated numbers, got {text!r}") from exc
+
+
 def _route(args: argparse.Namespace) -> int:
+    if args.batch_size < 1:
+        raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
     history = _load_history(args.history)
     estimator = ANNEstimator(history, backend=args.backend, k=args.k)
     if args.state is not None and args.state.is_file():
         router = PORTRouter.load(args.state, estimator)
+        _check_matches_state(args, router)
     else:
         if args.budgets is None:
             raise ValueError("--budgets is required when no --state file exists yet")
+        opts = {
+            key: default if getattr(args, key) is None else getattr(args, key) for key, default in _DEFAULTS.items()
+        }
         router = PORTRouter(
-            estimator, [float(b) for b in args.budgets.split(",")], n_total=args.n_total, alpha=args.alpha,
-            eps=args.eps, seed=args.seed,
+            estimator, _parse_budgets(args.budgets), n_total=int(opts["n_total"]), alpha=float(opts["alpha"]),
+            eps=float(opts["eps"]), seed=int(opts["seed"]),
         )  # fmt: skip
-    n = route_stream(router, sys.stdin, sys.stdout, batch_size=args.batch_size)
+    try:
+        n = route_stream(router, sys.stdin, sys.stdout, batch_size=args.batch_size)
+    except StreamLineError as exc:
+        if args.state is not None:
+            router.save(args.state)
+            print(
+                f"nips25-routing route: stopped at bad stdin line {exc.lineno}; --state {args.state} holds the "
+                f"{exc.routed} queries routed before it",
+                file=sys.stderr,
+            )
+        else:
+            print(
+                f"nips25-routing route: stopped at bad stdin line {exc.lineno} after {exc.routed} queries",
+                file=sys.stderr,
+            )
+        raise
     if args.state is not None:
         router.save(args.state)
     print(f"routed {n} queries", file=sys.stderr)
@@ -97,15 +186,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_arguments(rep, slug="routing")
     rt = sub.add_parser("route", help="route JSON-lines queries from stdin with PORT; decisions to stdout")
     rt.add_argument("--history", type=Path, required=True, help=".npz with embeddings, quality, cost[, models]")
-    rt.add_argument("--budgets", help="comma-separated per-model budgets (cost units of the history)")
-    rt.add_argument("--n-total", type=int, default=10_000, help="expected stream length N (default 10000)")
-    rt.add_argument("--alpha", type=float, default=1e-4, help="weight of quality against cost (default 1e-4)")
-    rt.add_argument("--eps", type=float, default=0.025, help="learning fraction of the stream (default 0.025)")
+    rt.add_argument(
+        "--budgets", help="comma-separated per-model budgets (cost units of the history; must match a resumed --state)"
+    )
+    rt.add_argument(
+        "--n-total", type=int, help="expected stream length N (default 10000; must match a resumed --state)"
+    )
+    rt.add_argument(
+        "--alpha", type=float, help="weight of quality against cost (default 1e-4; must match a resumed --state)"
+    )
+    rt.add_argument("--eps", type=float, help="learning fraction of the stream (default 0.025)")
     rt.add_argument("--k", type=int, default=5, help="neighbours per estimate (default 5)")
     rt.add_argument("--backend", choices=BACKENDS, default="faiss-hnsw", help="kNN backend (default faiss-hnsw)")
-    rt.add_argument("--batch-size", type=int, default=256, help="queries per routing batch (default 256)")
+    rt.add_argument("--batch-size", type=int, default=256, help="queries per routing batch, >= 1 (default 256)")
     rt.add_argument("--state", type=Path, help="router state JSON: resumed if present, written after routing")
-    rt.add_argument("--seed", type=int, default=0, help="seed of the learning phase (default 0)")
+    rt.add_argument("--seed", type=int, help="seed of the learning phase (default 0)")
     args = parser.parse_args(argv)
     if args.command == "reproduce":
         run_reproduce(reproduce, args)

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import numpy as np
 
 from nips25_routing.history import HistoryStore
-from nips25_routing.validation import as_matrix, check_positive_int
+from nips25_routing.validation import as_matrix, check_nonzero_rows, check_positive_int
 
 __all__ = ["BACKENDS", "ANNEstimator", "l2_normalize"]
 
@@ -117,7 +117,7 @@ class ANNEstimator:
         Raises:
             ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array.
         """
-        q = l2_normalize(as_matrix(queries, "queries", cols=self.dim, dtype=np.float32))
+        q = l2_normalize(check_nonzero_rows(as_matrix(queries, "queries", cols=self.dim, dtype=np.float32), "queries"))
         if self.backend == "sklearn":
             return np.asarray(self._index.kneighbors(q, return_distance=False), dtype=np.int64)
         _, idx = self._index.search(q, self.k)

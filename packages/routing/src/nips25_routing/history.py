@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from nips25_routing.validation import as_matrix
+from nips25_routing.validation import as_matrix, check_nonzero_rows
 
 __all__ = ["HistoryStore", "RoutingTable", "load_routerbench"]
 
@@ -40,7 +40,7 @@ class HistoryStore:
     models: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        emb = as_matrix(self.embeddings, "embeddings", dtype=np.float32)
+        emb = check_nonzero_rows(as_matrix(self.embeddings, "embeddings", dtype=np.float32), "embeddings")
         n = emb.shape[0]
         quality = as_matrix(self.quality, "quality", rows=n)
         cost = as_matrix(self.cost, "cost", rows=n, cols=quality.shape[1])

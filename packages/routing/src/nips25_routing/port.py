@@ -12,7 +12,15 @@ import numpy as np
 
 from nips25_routing.dual import DualFit, alpha_vector, fit_dual
 from nips25_routing.estimation import ANNEstimator
-from nips25_routing.validation import as_matrix, as_vector, check_positive_int
+from nips25_routing.validation import (
+    as_matrix,
+    as_vector,
+    check_bool,
+    check_nonnegative_int,
+    check_nonzero_rows,
+    check_positive_int,
+    check_real,
+)
 
 __all__ = ["PORTConfig", "PORTRouter"]
 
@@ -40,12 +48,20 @@ class PORTConfig:
     learn_drop: bool = True
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha) and self.alpha > 0):
+        alpha = check_real(self.alpha, "alpha")
+        if alpha <= 0:
             raise ValueError(f"alpha must be finite and > 0, got {self.alpha}")
-        if not (isinstance(self.eps, (int, float)) and 0.0 < self.eps < 1.0):
+        eps = check_real(self.eps, "eps")
+        if not 0.0 < eps < 1.0:
             raise ValueError(f"eps must be in (0, 1), got {self.eps}")
-        if self.gamma_max is not None and not (math.isfinite(self.gamma_max) and self.gamma_max > 0):
+        gamma_max = None if self.gamma_max is None else check_real(self.gamma_max, "gamma_max")
+        if gamma_max is not None and gamma_max <= 0:
             raise ValueError(f"gamma_max must be > 0 or None, got {self.gamma_max}")
+        object.__setattr__(self, "alpha", alpha)
+        object.__setattr__(self, "eps", eps)
+        object.__setattr__(self, "gamma_max", gamma_max)
+        object.__setattr__(self, "clip_zero", check_bool(self.clip_zero, "clip_zero"))
+        object.__setattr__(self, "learn_drop", check_bool(self.learn_drop, "learn_drop"))
         if self.solver not in ("lp", "lbfgsb"):
             raise ValueError(f"solver must be 'lp' or 'lbfgsb', got {self.solver!r}")
 
@@ -70,7 +86,9 @@ class PORTRouter:
 
     Raises:
         TypeError: if ``estimator`` is not an ``ANNEstimator``.
-        ValueError: on bad budgets, ``n_total < 1`` or out-of-range hyper-parameters.
+        TypeError: if a hyper-parameter has the wrong type (a bool where a number is due, a non-bool flag, a
+            non-int ``seed``).
+        ValueError: on bad budgets, ``n_total < 1``, ``seed < 0`` or out-of-range hyper-parameters.
 
     References:
         Wu & Silwal, NeurIPS 2025, arXiv:2509.02718, Alg. 1 and Sec. 3.
@@ -105,7 +123,7 @@ class PORTRouter:
         self.budgets = as_vector(budgets, "budgets", size=estimator.n_models, nonnegative=True)
         self.n_total = check_positive_int(n_total, "n_total")
         self.config = PORTConfig(alpha, eps, clip_zero, gamma_max, solver, learn_drop)
-        self.seed = int(seed)
+        self.seed = check_nonnegative_int(seed, "seed")
         self._rng = np.random.default_rng(self.seed)
         self.n_seen = 0
         self.gamma_: np.ndarray | None = None
@@ -157,7 +175,9 @@ class PORTRouter:
         Raises:
             ValueError: if ``embeddings`` is not a finite, non-empty ``(B, D)`` array.
         """
-        q = as_matrix(embeddings, "embeddings", cols=self.estimator.dim, dtype=np.float32)
+        q = check_nonzero_rows(
+            as_matrix(embeddings, "embeddings", cols=self.estimator.dim, dtype=np.float32), "embeddings"
+        )
         d_hat, g_hat = self.estimator.estimate(q)
         b = q.shape[0]
         n_learn = min(max(self.n_learn - self.n_seen, 0), b)

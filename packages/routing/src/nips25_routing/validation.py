@@ -6,7 +6,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_matrix", "as_vector", "check_positive_int"]
+__all__ = [
+    "as_matrix",
+    "as_vector",
+    "check_bool",
+    "check_nonnegative_int",
+    "check_nonzero_rows",
+    "check_positive_int",
+    "check_real",
+]
 
 
 def as_matrix(
@@ -54,3 +62,36 @@ def check_positive_int(value: Any, name: str) -> int:
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}")
     return int(value)
+
+
+def check_nonnegative_int(value: Any, name: str) -> int:
+    """``value`` as an int ``>= 0`` (not a bool); TypeError/ValueError naming ``name`` otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return int(value)
+
+
+def check_real(value: Any, name: str) -> float:
+    """``value`` as a finite float from a real number (numpy scalars included, bools not); errors name ``name``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return float(value)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` as a bool (``bool`` or ``numpy.bool_`` only); TypeError naming ``name`` otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def check_nonzero_rows(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` unchanged if no row is all zero (cosine similarity is undefined for a zero vector)."""
+    zero = np.flatnonzero(~arr.any(axis=1))
+    if zero.size:
+        raise ValueError(f"{name} has all-zero rows {zero[:5].tolist()}: cosine similarity is undefined for them")
+    return arr
