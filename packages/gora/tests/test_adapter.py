@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 import torch
 from nips25_gora import GoraConfig, apply_gora, check_rank_pattern, export_rank_json, rank_pattern_keys
@@ -138,3 +139,22 @@ def test_apply_gora_rejects_bad_input(make_bert, make_batches):
         model.bert.embeddings.word_embeddings.weight[:] = float("nan")
     with pytest.raises(ValueError, match="not finite"):
         apply_gora(model, nan_batches, GoraConfig(target_modules=("query",)))
+
+
+def test_gora_config_types_review_findings():
+    with pytest.raises(TypeError, match="lora_dropout"):
+        GoraConfig(lora_dropout="0.1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="rank_stabilized"):
+        GoraConfig(rank_stabilized="no")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="renormalize"):
+        GoraConfig(renormalize="no")  # type: ignore[arg-type]
+    config = GoraConfig(lora_alpha=np.float32(16), xi=np.float64(0.05))  # numpy reals are accepted, stored as float
+    assert type(config.lora_alpha) is float and config.lora_alpha == 16.0
+
+
+def test_apply_gora_twice_on_the_same_model_names_the_model(make_bert, make_batches):
+    model = make_bert()
+    config = GoraConfig(target_modules=("query",), n_steps=1)
+    apply_gora(model, make_batches(1), config)
+    with pytest.raises(TypeError, match="model: .*already a peft"):
+        apply_gora(model, make_batches(1), config)

@@ -81,3 +81,8 @@ def test_allocate_ranks_rejects_bad_input(kwargs, word):
     shapes, imp = args.pop("shapes"), args.pop("importances")
     with pytest.raises(ValueError, match=word):
         allocate_ranks(shapes, imp, **args)
+
+
+def test_allocate_ranks_names_a_non_numeric_importance():
+    with pytest.raises(TypeError, match=r"importances\['b'\]"):
+        allocate_ranks(SHAPES, {"a": 1.0, "b": "3", "c": 4.0}, r_ref=2, r_min=1, r_max=9)

@@ -89,3 +89,9 @@ def test_gpt2_conv1d_is_rejected():
     net = nn.Sequential(Conv1D(4, 3))
     with pytest.raises(TypeError, match="Conv1D"):
         accumulate_gradients(net, [torch.ones(1, 3)], target_modules=("0",), loss_fn=lambda m, x: m(x).sum())
+
+
+def test_loss_without_grad_names_loss_fn():
+    net = nn.Sequential(nn.Linear(3, 2))
+    with pytest.raises(ValueError, match="loss_fn"):
+        accumulate_gradients(net, [torch.ones(1, 3)], target_modules=("0",), loss_fn=lambda m, x: m(x).sum().detach())

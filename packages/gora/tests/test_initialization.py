@@ -127,3 +127,13 @@ def test_compress_init_rejects_bad_tensors():
         compress_init(g.numpy(), a)
     with pytest.raises(ValueError, match="grad"):
         compress_init(g[0], a)
+
+
+def test_projection_and_compress_init_reject_negative_ridge_and_rank_deficient_a():
+    g, a = _draw(3, 6, 2, 7)
+    with pytest.raises(ValueError, match="ridge"):
+        projection(a, ridge=-1)
+    with pytest.raises(ValueError, match="lora_A is rank-deficient"):
+        compress_init(g, torch.zeros(3, 6, dtype=torch.float64), ridge=0.0)
+    with pytest.raises(ValueError, match="lora_A is rank-deficient"):
+        projection(torch.zeros(3, 6), ridge=0.0)

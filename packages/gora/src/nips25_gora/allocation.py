@@ -107,7 +107,15 @@ def allocate_ranks(
     if not isinstance(importances, Mapping) or set(importances) != set(shapes):
         missing = set(shapes) ^ set(importances) if isinstance(importances, Mapping) else set(shapes)
         raise ValueError(f"importances must have the same keys as shapes; these differ: {sorted(missing)}")
-    values = {k: float(importances[k]) for k in shapes}
+    values: dict[str, float] = {}
+    for name in shapes:
+        raw = importances[name]
+        try:
+            if isinstance(raw, (str, bytes, bool)):
+                raise TypeError
+            values[name] = float(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise TypeError(f"importances[{name!r}] must be a real number, got {type(raw).__name__} {raw!r}") from None
     for name, v in values.items():
         if not math.isfinite(v) or v < 0:
             raise ValueError(f"importances[{name!r}] must be finite and >= 0, got {v}")

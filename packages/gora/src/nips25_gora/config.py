@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -76,16 +77,25 @@ class GoraConfig:
                 raise ValueError(f"{name} must be >= 1, got {value}")
         if self.r_min > self.r_max:
             raise ValueError(f"r_min must be <= r_max, got r_min={self.r_min} > r_max={self.r_max}")
+        for name in ("lora_alpha", "xi", "lora_plus_ratio", "ridge", "lora_dropout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+            object.__setattr__(self, name, float(value))
         for name in ("lora_alpha", "xi", "lora_plus_ratio"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-        if not isinstance(self.ridge, (int, float)) or not math.isfinite(self.ridge) or self.ridge < 0:
+        if not math.isfinite(self.ridge) or self.ridge < 0:
             raise ValueError(f"ridge must be a finite number >= 0, got {self.ridge!r}")
+        for name in ("rank_stabilized", "renormalize"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if self.importance not in IMPORTANCE_KINDS:
             raise ValueError(f"importance must be one of {IMPORTANCE_KINDS}, got {self.importance!r}")
         if self.early_stop_tol is not None and (
-            not isinstance(self.early_stop_tol, (int, float))
+            isinstance(self.early_stop_tol, bool)
+            or not isinstance(self.early_stop_tol, numbers.Real)
             or not math.isfinite(self.early_stop_tol)
             or self.early_stop_tol <= 0
         ):

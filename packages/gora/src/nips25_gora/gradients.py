@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
+from peft.tuners.tuners_utils import BaseTunerLayer
 from torch import nn
 
 from nips25_gora.config import IMPORTANCE_KINDS, ImportanceKind
@@ -47,6 +48,13 @@ def find_target_linears(model: nn.Module, target_modules: Sequence[str]) -> dict
         hits = [t for t in target_modules if name == t or name.endswith("." + t)]
         if not hits:
             continue
+        if isinstance(module, BaseTunerLayer):
+            raise TypeError(
+                f"model: {name!r} is already a peft {type(module).__module__.rsplit('.', 1)[-1]}."
+                f"{type(module).__name__} layer; apply_gora (or get_peft_model) was already applied to this model, "
+                "and peft injects its layers in place. Pass a fresh base model (reload it, or copy.deepcopy it "
+                "before the first call)"
+            )
         if not isinstance(module, nn.Linear):
             raise TypeError(
                 f"target_modules: {name!r} is a {type(module).__name__}; GoRA supports nn.Linear layers only"
@@ -152,6 +160,11 @@ def accumulate_gradients(
             loss = loss_fn(model, batch)
             if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
                 raise ValueError(f"loss_fn must return a scalar tensor, got {loss!r}")
+            if not loss.requires_grad:
+                raise ValueError(
+                    "loss_fn returned a loss that does not require grad: it must be computed from the model's output "
+                    "with autograd on (not under torch.no_grad(), not detached, not .item())"
+                )
             if not bool(torch.isfinite(loss)):
                 raise ValueError(f"the loss of batch {steps} is not finite ({loss.item()})")
             if accelerator is not None:

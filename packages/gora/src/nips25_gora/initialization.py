@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 
@@ -33,10 +34,30 @@ def projection(lora_A: torch.Tensor, *, ridge: float = 0.0) -> torch.Tensor:
 
     Returns:
         ``(n, n)`` float64 tensor; symmetric, idempotent and of rank ``r`` when ``ridge == 0`` and A has full row rank.
+
+    Raises:
+        ValueError: if ``ridge`` is negative or not finite, or ``lora_A`` is rank-deficient with ``ridge == 0``.
     """
     a = check_matrix("lora_A", lora_A).detach().to("cpu", torch.float64)
-    gram = a @ a.T + ridge * torch.eye(a.shape[0], dtype=torch.float64)
-    return a.T @ torch.linalg.solve(gram, a)
+    _check_ridge(ridge)
+    return a.T @ _solve_gram(a, a, ridge=ridge)
+
+
+def _check_ridge(ridge: object) -> None:
+    if isinstance(ridge, bool) or not isinstance(ridge, numbers.Real) or not math.isfinite(ridge) or ridge < 0:
+        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
+
+
+def _solve_gram(a: torch.Tensor, rhs: torch.Tensor, *, ridge: float) -> torch.Tensor:
+    r""":math:`(AA^\top + \lambda I)^{-1}` ``rhs`` in float64; a ValueError naming lora_A when it is singular."""
+    gram = a @ a.T + float(ridge) * torch.eye(a.shape[0], dtype=torch.float64)
+    try:
+        return torch.linalg.solve(gram, rhs)
+    except torch.linalg.LinAlgError:
+        raise ValueError(
+            f"lora_A is rank-deficient (A A^T + {ridge} I is singular for lora_A of shape {tuple(a.shape)}): "
+            "use a full-row-rank lora_A or ridge > 0"
+        ) from None
 
 
 @torch.no_grad()
@@ -76,7 +97,7 @@ def compress_init(
     Raises:
         TypeError: if ``grad`` or ``lora_A`` is not a floating-point tensor.
         ValueError: on shapes that do not fit (``grad.shape[1] != lora_A.shape[1]``), NaN/inf, empty input, or
-            ``xi``, ``lora_alpha`` or ``ridge`` out of range.
+            ``xi``, ``lora_alpha`` or ``ridge`` out of range, or a rank-deficient ``lora_A`` with ``ridge == 0``.
 
     References:
         He et al., "GoRA: Gradient-driven Adaptive Low Rank Adaptation", NeurIPS 2025, arXiv:2502.12171, Sec. 3.3.
@@ -93,15 +114,13 @@ def compress_init(
             f"lora_A must have grad's in_features as columns: grad is {tuple(grad.shape)}, "
             f"lora_A is {tuple(lora_A.shape)} (expected (r, {grad.shape[1]}))"
         )
-    if not isinstance(xi, (int, float)) or not math.isfinite(xi) or xi <= 0:
+    if isinstance(xi, bool) or not isinstance(xi, numbers.Real) or not math.isfinite(xi) or xi <= 0:
         raise ValueError(f"xi must be a finite number > 0, got {xi!r}")
-    if not isinstance(ridge, (int, float)) or not math.isfinite(ridge) or ridge < 0:
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
+    _check_ridge(ridge)
     r, n = lora_A.shape
     s = lora_scaling(r, lora_alpha=lora_alpha, rank_stabilized=rank_stabilized)
     a = lora_A.detach().to("cpu", torch.float64)
     g = grad.detach().to("cpu", torch.float64)
-    gram = a @ a.T + ridge * torch.eye(r, dtype=torch.float64)
-    b = torch.linalg.solve(gram, a @ g.T).T  # G A^T (A A^T + ridge I)^{-1}, (m, r)
+    b = _solve_gram(a, a @ g.T, ridge=ridge).T  # G A^T (A A^T + ridge I)^{-1}, (m, r)
     b = b * (-xi * math.sqrt(n / r) / s)
     return b.to(device=lora_A.device, dtype=lora_A.dtype)

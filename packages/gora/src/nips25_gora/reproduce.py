@@ -123,7 +123,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         missing = [name for name in PAPER_ENV if not os.environ.get(name)]
         raise FileNotFoundError(
             "profile 'paper' fine-tunes Llama-3.1-8B on MetaMathQA and evaluates GSM8K on GPUs; this package does "
-            f"not run it automatically. Missing: {missing or 'nothing'}. Use nips25_gora.load_causal_lm(path), "
+            f"not run it automatically. Missing: {missing or 'nothing'}. Use nips25_gora.models.load_causal_lm(path), "
             "nips25_gora.corpus.load_math_jsonl(path) and apply_gora with GoraConfig() (the scripts' defaults), "
             "then train under `accelerate launch` (see the README)."
         )
