@@ -166,3 +166,38 @@ def test_bad_input(fitted, data):
         fitted.predict_set("abc")
     with pytest.raises(TypeError, match="sets must be boolean"):
         mean_set_size(np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("name", ["randomize", "prefit"])
+def test_bool_hyperparameters_are_validated(data, name):
+    """A string such as 'no' is not silently truthy: fit and calibrate raise a TypeError naming the argument."""
+    X, y = data
+    clf = MultiInputConformalClassifier(GaussianNB(), **{name: "no"})
+    with pytest.raises(TypeError, match=f"{name} must be a bool"):
+        clf.fit(X[:300], y[:300])
+    with pytest.raises(TypeError, match=f"{name} must be a bool"):
+        clf.calibrate(X[300:700], y[300:700])
+
+
+def test_not_calibrated_raises_not_fitted_error(data):
+    """Using the model before fit, or after fit but before calibrate, raises NotFittedError with the remedy."""
+    from sklearn.exceptions import NotFittedError
+
+    X, y = data
+    views = X[:6].reshape(2, 3, 6)
+    fresh = MultiInputConformalClassifier(GaussianNB())
+    fit_only = MultiInputConformalClassifier(GaussianNB()).fit(X[:300], y[:300])
+    for clf in (fresh, fit_only):
+        for call in (clf.predict_set, clf.p_values, clf.view_scores):
+            with pytest.raises(NotFittedError, match="call fit.*then calibrate"):
+                call(views)
+
+
+def test_missing_class_message_names_y_cal_and_plain_label(data):
+    """The error names calibrate's argument y_cal and prints the label as a plain int, not np.int64(3)."""
+    X, y = data
+    clf = MultiInputConformalClassifier(GaussianNB()).fit(X[:300], y[:300])
+    keep = y != 3
+    with pytest.raises(ValueError, match=r"y_cal has no calibration point of class 3 ") as err:
+        clf.calibrate(X[keep][:200], y[keep][:200])
+    assert "np.int64" not in str(err.value)

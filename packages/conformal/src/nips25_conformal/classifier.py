@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from nips25_conformal.aggregation import (
@@ -42,6 +43,10 @@ AGGREGATIONS = (
     *VIEW_RULES,
 )
 ScoreFn = Callable[[np.ndarray], np.ndarray]
+_NOT_CALIBRATED = (
+    "This MultiInputConformalClassifier is not calibrated yet: call fit(X, y) then calibrate(X_cal, y_cal) "
+    "(or calibrate alone with prefit=True) before using this method."
+)
 
 
 def _one_minus_proba(proba: np.ndarray) -> np.ndarray:
@@ -205,13 +210,22 @@ class MultiInputConformalClassifier(BaseEstimator):
             raise ValueError(f"aggregation must be one of {AGGREGATIONS} or an AggregationStatistic")
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        for name in ("randomize", "prefit"):
+            value = getattr(self, name)
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool, got {value!r} of type {type(value).__name__}")
         if isinstance(self.n_mc, bool) or not isinstance(self.n_mc, int) or self.n_mc < 1:
             raise ValueError(f"n_mc must be a positive integer, got {self.n_mc!r}")
         if not (self.score == "1-proba" or callable(self.score)):
             raise ValueError(f"score must be '1-proba' or a callable, got {self.score!r}")
 
     def fit(self, X: np.ndarray, y: np.ndarray) -> MultiInputConformalClassifier:
-        """Fit a clone of the base classifier on single views ``X (N, D)``, labels ``y (N,)``."""
+        """Fit a clone of the base classifier on single views ``X (N, D)``, labels ``y (N,)``.
+
+        Raises:
+            ValueError: bad shapes, NaN/inf or an out-of-range hyper-parameter.
+            TypeError: a base model without ``predict_proba``, or a non-bool ``randomize`` or ``prefit``.
+        """
         self._check_params()
         X_arr, y_arr = self._check_xy(X, y, "X", "y")
         self.estimator_ = clone(self.estimator).fit(X_arr, y_arr)
@@ -238,6 +252,8 @@ class MultiInputConformalClassifier(BaseEstimator):
 
         Raises:
             ValueError: bad shapes, NaN/inf, a label unknown to the model, or a class without calibration points.
+            TypeError: a non-bool ``randomize`` or ``prefit``.
+            NotFittedError: :meth:`fit` was not called and ``prefit`` is False.
         """
         self._check_params()
         if self.prefit:
@@ -245,11 +261,17 @@ class MultiInputConformalClassifier(BaseEstimator):
             self.estimator_ = self.estimator
             self.classes_ = np.asarray(self.estimator.classes_)
         elif not hasattr(self, "estimator_"):
-            raise ValueError("call fit(X, y) before calibrate, or pass prefit=True with a fitted estimator")
+            raise NotFittedError("call fit(X, y) before calibrate, or pass prefit=True with a fitted estimator")
         X_arr, y_arr = self._check_xy(X_cal, y_cal, "X_cal", "y_cal")
         unknown = np.setdiff1d(np.unique(y_arr), self.classes_)
         if unknown.size:
             raise ValueError(f"y_cal holds labels unknown to the fitted model: {unknown.tolist()}")
+        missing = np.setdiff1d(self.classes_, y_arr)
+        if missing.size:
+            raise ValueError(
+                f"y_cal has no calibration point of class {missing.tolist()[0]!r} (missing: {missing.tolist()}); "
+                "Mondrian calibration needs at least one calibration point per class"
+            )
         col = np.searchsorted(self.classes_, y_arr)
         true_scores = self._scores(X_arr)[np.arange(y_arr.size), col]
         self.calibration_ = MondrianCalibration.from_scores(true_scores, y_arr, self.classes_)
@@ -257,8 +279,12 @@ class MultiInputConformalClassifier(BaseEstimator):
         return self
 
     def view_scores(self, X_multi: np.ndarray | Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Scores ``(m_b, C)`` of each instance's views (one model call for all views)."""
-        check_is_fitted(self, "calibration_")
+        """Scores ``(m_b, C)`` of each instance's views (one model call for all views).
+
+        Raises:
+            NotFittedError: before :meth:`fit` then :meth:`calibrate`.
+        """
+        check_is_fitted(self, "calibration_", msg=_NOT_CALIBRATED)
         views = _as_views(X_multi)
         n_features = getattr(self.estimator_, "n_features_in_", views[0].shape[1])
         if views[0].shape[1] != n_features:
@@ -271,7 +297,11 @@ class MultiInputConformalClassifier(BaseEstimator):
 
         Args:
             X_multi: ``(B, m, D)`` array or a list of B arrays ``(m_b, D)`` (views of one instance each).
+
+        Raises:
+            NotFittedError: before :meth:`fit` then :meth:`calibrate`.
         """
+        check_is_fitted(self, "calibration_", msg=_NOT_CALIBRATED)
         self._check_params()
         return multi_input_pvalues(
             self.calibration_,
@@ -286,7 +316,12 @@ class MultiInputConformalClassifier(BaseEstimator):
         )
 
     def predict_set(self, X_multi: np.ndarray | Sequence[np.ndarray], *, alpha: float | None = None) -> np.ndarray:
-        """Prediction sets ``(B, C)`` bool: column c is True iff ``classes_[c]`` is kept (p-value > alpha)."""
+        """Prediction sets ``(B, C)`` bool: column c is True iff ``classes_[c]`` is kept (p-value > alpha).
+
+        Raises:
+            NotFittedError: before :meth:`fit` then :meth:`calibrate`.
+        """
+        check_is_fitted(self, "calibration_", msg=_NOT_CALIBRATED)
         level = self.alpha if alpha is None else alpha
         if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
             raise ValueError(f"alpha must be a float in (0, 1), got {level!r}")

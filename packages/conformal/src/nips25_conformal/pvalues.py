@@ -59,7 +59,8 @@ class MondrianCalibration:
         for c in cls_arr:
             s = np.sort(scores[labels == c])
             if s.size == 0:
-                raise ValueError(f"cal_labels has no calibration point of class {c!r}; Mondrian needs n_y >= 1")
+                label = c.item() if isinstance(c, np.generic) else c
+                raise ValueError(f"cal_labels has no calibration point of class {label!r}; Mondrian needs n_y >= 1")
             sorted_scores.append(s)
         return cls(classes=cls_arr, sorted_scores=tuple(sorted_scores))
 
