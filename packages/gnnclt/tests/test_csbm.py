@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax.experimental import sparse as jsparse
 from nips25_gnnclt import CSBM, fit_csbm, limit_means, sample_csbm
 
 
@@ -72,3 +73,20 @@ def test_fit_rejects_bad_input():
         fit_csbm(np.ones((3, 3)), np.array([0, 2, 0]), np.ones((3, 2)))
     with pytest.raises(ValueError, match="edges"):
         fit_csbm(np.eye(3), np.array([0, 1, 0]), np.ones((3, 2)))
+
+
+def test_fit_rejects_directed_or_weighted_adjacency():
+    """A directed (upper-triangular) or weighted adjacency is refused, dense or BCOO, instead of silently binarised."""
+    A = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    y, X = np.array([0, 0, 1]), np.eye(3)[:, :2]
+
+    def bcoo(dense):  # built from numpy, no JAX compilation
+        return jsparse.BCOO((dense[np.nonzero(dense)], np.argwhere(dense)), shape=dense.shape)
+
+    for bad in (np.triu(A), 2 * A, bcoo(np.triu(A)), bcoo(2 * A)):
+        with pytest.raises(ValueError, match="A must be symmetric with 0/1 entries"):
+            fit_csbm(bad, y, X)
+    dense, nu = fit_csbm(A, y, X)
+    sparse, nu_s = fit_csbm(bcoo(A), y, X)
+    assert nu == nu_s == pytest.approx(4 / 3)
+    np.testing.assert_allclose(sparse.B, dense.B)

@@ -37,7 +37,8 @@ def test_collapse_rejects_bad_input(model):
         singular_value_ratio([[1.0, 2.0]])
     with pytest.raises(ValueError, match="zero"):
         singular_value_ratio(np.zeros((2, 2)))
-    with pytest.raises(ValueError, match="k"):
-        collapse_ratio(model, -1)
+    for k in (-1, 0):  # k = 0 refused, as by limit_covs
+        with pytest.raises(ValueError, match="k must be >= 1"):
+            collapse_ratio(model, k)
     with pytest.raises(ValueError, match="K"):
         eigenvalue_ratio(CSBM(pi=[1.0], B=[[1.0]], means=[[1.0]], cov=[[1.0]]))

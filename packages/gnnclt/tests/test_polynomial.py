@@ -59,7 +59,8 @@ def test_expected_adjacency_gives_theory_means():
 @pytest.mark.parametrize(
     ("args", "match"),
     [
-        ((np.ones((3, 3)), np.ones((4, 2)), [1.0]), "A"),
+        ((np.ones((3, 3)), np.ones((4, 2)), [1.0]), "X must have 3 rows"),
+        ((np.ones((3, 4)), np.ones((3, 2)), [1.0]), "A must be a square"),
         ((np.ones((3, 3)), np.ones((3, 2)), [1.0, 0.0]), "coeffs"),
         ((np.ones((3, 3)), np.ones((3, 2)), []), "coeffs"),
         ((np.ones((3, 3)), np.full((3, 2), np.inf), [1.0]), "X"),
@@ -71,3 +72,5 @@ def test_poly_features_rejects_bad_input(args, match):
         poly_features(*args)
     with pytest.raises(ValueError, match="k"):
         graph_power(np.ones((3, 3)), np.ones((3, 2)), -1)
+    with pytest.raises(ValueError, match="X must have 3 rows"):  # X, not A, has the wrong row count
+        graph_power(np.ones((3, 3)), np.ones((2, 2)), 2)

@@ -65,6 +65,18 @@ def test_cli_help_and_simulate(capsys):
     assert "W1 theory" in out[0] and len(out) == 2
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["--n", "10"], "--n"), (["--nu", "0"], "--nu"), (["--k", "0"], "--k"), (["--n", "16", "--nu", "400"], "--nu")],
+)
+def test_cli_simulate_rejects_bad_arguments(capsys, argv, message):
+    """Out-of-range simulate arguments end in argparse's usage error (exit status 2), not a traceback."""
+    with pytest.raises(SystemExit) as exc:
+        main(["simulate", *argv])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 def test_drosophila_is_embedded_and_k1_means_match():
     A, types = load_drosophila_left()
     assert A.shape == (209, 209)

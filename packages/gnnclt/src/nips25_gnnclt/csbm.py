@@ -140,14 +140,30 @@ class CSBM:
 
 
 def _dense_adjacency(A: Any) -> tuple[np.ndarray, int]:
+    """Edge index ``(2, nnz)`` and ``n`` of a symmetric 0/1 adjacency (dense or ``BCOO``); rejects anything else."""
+    msg = "A must be symmetric with 0/1 entries (an undirected, unweighted graph)"
     if isinstance(A, jsparse.BCOO):
         if A.ndim != 2 or A.shape[0] != A.shape[1]:
             raise ValueError(f"A must be a square (n, n) matrix, got shape {A.shape}")
+        n = A.shape[0]
         rows, cols = np.asarray(A.indices[:, 0]), np.asarray(A.indices[:, 1])
-        return np.stack([rows, cols]), A.shape[0]
+        data = np.asarray(A.data, dtype=np.float64)
+        stored = (rows < n) & (cols < n) & (data != 0)  # drop padding and explicit zeros
+        rows, cols, data = rows[stored], cols[stored], data[stored]
+        codes = rows.astype(np.int64) * n + cols
+        unique_codes = np.unique(codes)
+        if not np.all(data == 1) or unique_codes.size != codes.size:  # duplicates would sum to weights > 1
+            raise ValueError(f"{msg}; got a BCOO with entries other than 1")
+        if not np.array_equal(unique_codes, np.unique(cols.astype(np.int64) * n + rows)):
+            raise ValueError(f"{msg}; got a non-symmetric BCOO")
+        return np.stack([rows, cols]), n
     arr = finite_array(A, "A", ndim=2)
     if arr.shape[0] != arr.shape[1]:
         raise ValueError(f"A must be a square (n, n) matrix, got shape {arr.shape}")
+    if not np.all((arr == 0) | (arr == 1)):
+        raise ValueError(f"{msg}; got entries other than 0 and 1")
+    if not np.array_equal(arr, arr.T):
+        raise ValueError(f"{msg}; got A != A.T")
     rows, cols = np.nonzero(arr)
     return np.stack([rows, cols]), arr.shape[0]
 
@@ -155,14 +171,15 @@ def _dense_adjacency(A: Any) -> tuple[np.ndarray, int]:
 def fit_csbm(A: Any, y: Any, X: Any, *, nu: float | None = None) -> tuple[CSBM, float]:
     r"""Fit a CSBM to a graph with known classes and features (the real-graph check).
 
-    The adjacency is symmetrised and binarised (any edge in either direction, self-loops dropped); then
+    The adjacency must be an undirected simple graph's (symmetric, 0/1; self-loops are dropped); then
     :math:`\hat\pi_c = n_c/n`, block densities :math:`\hat p_{ab} = e_{ab}/(n_a n_b)` (``a != b``) and
     :math:`e_{aa}/\binom{n_a}{2}`, :math:`\hat B = \hat p\, n / \hat\nu`, class means :math:`\hat M` and the
     pooled within-class covariance :math:`\hat\Sigma`. :math:`\hat\nu` defaults to the observed average degree;
     the predicted means :math:`\hat\nu^k \hat Q^k \hat M` do not depend on that choice.
 
     Args:
-        A: ``(n, n)`` adjacency (dense array or ``BCOO``); weights and direction are discarded.
+        A: ``(n, n)`` symmetric 0/1 adjacency (dense array or ``BCOO``); a directed or weighted graph is
+            rejected, pass it through :func:`~nips25_gnnclt.symmetrize_binarize` first if that is what you mean.
         y: ``(n,)`` integer classes in ``[0, K)``, every class present.
         X: ``(n, d)`` node features.
         nu: degree scale :math:`\nu`; ``None`` means the observed average degree.
@@ -171,7 +188,8 @@ def fit_csbm(A: Any, y: Any, X: Any, *, nu: float | None = None) -> tuple[CSBM, 
         ``(model, nu)``: the fitted :class:`CSBM` and the :math:`\nu` it is expressed in.
 
     Raises:
-        ValueError: on non-square ``A``, mismatched lengths, an absent class, an empty graph or ``nu <= 0``.
+        ValueError: on non-square, non-symmetric or non-0/1 ``A``, mismatched lengths, an absent class, an empty
+            graph or ``nu <= 0``.
 
     Example:
         >>> A = np.array([[0, 1, 1], [1, 0, 0], [1, 0, 0]])

@@ -39,12 +39,19 @@ def singular_value_ratio(means: Any) -> float:
 def collapse_ratio(model: CSBM, k: int) -> float:
     r"""Theory's collapse ratio :math:`\sigma_2/\sigma_1(Q^k M)` of the limit class means at depth ``k``.
 
+    Args:
+        model: the CSBM.
+        k: number of hops, ``>= 1`` (as for :func:`limit_covs`; depth 0 has no aggregation to collapse).
+
+    Raises:
+        ValueError: if ``k < 1`` or the means have fewer than 2 rows or columns.
+
     Example:
         >>> m = CSBM(pi=[0.5, 0.5], B=[[1.5, 0.5], [0.5, 1.0]], means=np.eye(2), cov=np.eye(2))
         >>> round(collapse_ratio(m, 2) / eigenvalue_ratio(m) ** 2, 12)
         1.0
     """
-    return singular_value_ratio(limit_means(model, check_int(k, "k", minimum=0)))
+    return singular_value_ratio(limit_means(model, check_int(k, "k", minimum=1)))
 
 
 def eigenvalue_ratio(model: CSBM) -> float:

@@ -26,15 +26,15 @@ def _horner(A: jsparse.BCOO | Array, X: Array, coeffs: Array) -> Array:
 
 
 def _check_adjacency(A: Any, n: int) -> jsparse.BCOO | Array:
+    if not isinstance(A, (jsparse.BCOO, np.ndarray, Array)):
+        raise TypeError(f"A must be a jax.experimental.sparse.BCOO or a dense array, got {type(A).__name__}")
+    if A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise ValueError(f"A must be a square (n, n) matrix, got shape {A.shape}")
+    if A.shape[0] != n:
+        raise ValueError(f"X must have {A.shape[0]} rows (one per node of A), got {n}")
     if isinstance(A, jsparse.BCOO):
-        if A.ndim != 2 or A.shape != (n, n):
-            raise ValueError(f"A must have shape ({n}, {n}) to match X, got {A.shape}")
         return A
-    if isinstance(A, (np.ndarray, Array)):
-        if A.ndim != 2 or A.shape != (n, n):
-            raise ValueError(f"A must have shape ({n}, {n}) to match X, got {A.shape}")
-        return jnp.asarray(finite_array(A, "A", ndim=2), jnp.result_type(float))
-    raise TypeError(f"A must be a jax.experimental.sparse.BCOO or a dense array, got {type(A).__name__}")
+    return jnp.asarray(finite_array(A, "A", ndim=2), jnp.result_type(float))
 
 
 def poly_features(A: Any, X: Any, coeffs: Sequence[float] | Array, *, weights: Sequence[Any] | None = None) -> Array:
