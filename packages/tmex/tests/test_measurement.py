@@ -3,10 +3,12 @@
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nips25_tmex import TMEX, DegenerateResidualWarning, tmex
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 
 def _latents(n=600, k=3, seed=0):
@@ -30,9 +32,11 @@ def test_fully_mixed_scores_mk_minus_m():
 def test_perfect_measurement_scores_zero():
     """Z_hat_i = Z_i: the diagonal is detected and off-diagonal residuals are exactly zero (p = 1)."""
     z, _ = _latents()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateResidualWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         res = tmex(z, [z[:, [j]] for j in range(3)])
+    degenerate = [w for w in caught if issubclass(w.category, DegenerateResidualWarning)]
+    assert len(degenerate) == 1 and "6 (block, latent) pair(s)" in str(degenerate[0].message)
     assert res.score == 0
     np.testing.assert_array_equal(res.p_values[~np.eye(3, dtype=bool)], 1.0)
 
@@ -121,6 +125,18 @@ def test_estimator_matches_function_and_clones():
     assert twin.get_params()["alpha"] == 0.01 and not hasattr(twin, "score_")
     sized = TMEX(blocks=[2, 1], measurement_graph=[[1, 1, 0], [0, 0, 1]]).fit(x, _Z)
     assert sized.p_values_.shape == (2, 3)
+
+
+def test_estimator_score_needs_fit_and_blocks_must_not_overlap():
+    x = np.hstack(_BLOCKS)
+    with pytest.raises(NotFittedError):
+        TMEX().score(x, _Z)
+    with pytest.raises(ValueError, match=r"X has 2 columns, but TMEX was fitted with 3"):
+        TMEX().fit(x, _Z).score(x[:, :2], _Z)
+    with pytest.raises(ValueError, match=r"blocks must not overlap: column 0 is in blocks\[0\] and blocks\[1\]"):
+        TMEX(blocks=[[0], [0], [1]]).fit(x, _Z)
+    with pytest.raises(ValueError, match=r"blocks must not overlap: column 1"):
+        TMEX(blocks=[[1, 1], [0], [2]]).fit(x, _Z)
 
 
 def test_pcm_and_custom_tests_plug_in():

@@ -57,7 +57,17 @@ def test_cli_score_and_errors(tmp_path, capsys):
     np.save(tmp_path / "h.npy", z.sum(axis=1, keepdims=True).repeat(2, axis=1))
     assert main(["score", "--latents", str(tmp_path / "z.npy"), "--representation", str(tmp_path / "h.npy")]) == 0
     assert json.loads(capsys.readouterr().out)["score"] == 2
-    with pytest.raises(ValueError, match="--latents: no such file"):
-        main(["score", "--latents", str(tmp_path / "none.npy"), "--representation", str(tmp_path / "h.npy")])
+    for flags, match in [
+        (["--latents", str(tmp_path / "none.npy"), "--representation", str(tmp_path / "h.npy")], "--latents: no such"),
+        (["--latents", str(tmp_path / "z.npy"), "--representation", str(tmp_path / "gone.npy")], "--representation"),
+        (["--latents", str(tmp_path / "bad.npy"), "--representation", str(tmp_path / "h.npy")], "cannot read"),
+        (["--latents", str(tmp_path / "z.npy"), "--representation", str(tmp_path / "h.npy"), "--alpha", "2"], "alpha"),
+    ]:
+        (tmp_path / "bad.npy").write_text("not an array")
+        with pytest.raises(SystemExit) as exc:
+            main(["score", *flags])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert match in err and "Traceback" not in err
     assert main(["demo", "--k", "3", "--n", "100", "--reps", "1", "-q"]) == 0
     assert "| 3 | full |" in capsys.readouterr().out

@@ -21,9 +21,12 @@ __all__ = ["main"]
 def _load(path: Path, name: str) -> np.ndarray:
     if not path.is_file():
         raise ValueError(f"--{name}: no such file {path}")
-    if path.suffix == ".npy":
-        return np.load(path, allow_pickle=False)
-    return np.loadtxt(path, delimiter=",", ndmin=2)
+    try:
+        if path.suffix == ".npy":
+            return np.load(path, allow_pickle=False)
+        return np.loadtxt(path, delimiter=",", ndmin=2)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"--{name}: cannot read {path} as a numeric .npy or .csv array ({err})") from err
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``nips25-tmex``; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if args.command == "reproduce":
         run_reproduce(reproduce, args)
         return 0
@@ -64,11 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             for kind, v in rows.items():
                 print(f"| {key[2:]} | {kind} | {v['tmex']:.2f} | {v['mcc']:.3f} | {v['r2']:.3f} |")
         return 0
-    z = _load(args.latents, "latents")
-    h = _load(args.representation, "representation")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DegenerateResidualWarning)
-        res = tmex(z, h if h.ndim == 2 else h[:, None], alpha=args.alpha, test=args.test, regressor=args.regressor)
+    try:
+        z = _load(args.latents, "latents")
+        h = _load(args.representation, "representation")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DegenerateResidualWarning)
+            res = tmex(z, h if h.ndim == 2 else h[:, None], alpha=args.alpha, test=args.test, regressor=args.regressor)
+    except (ValueError, TypeError, OSError) as err:  # user errors: bad files, shapes, values; exits with status 2
+        parser.error(f"score: {err}")
     print(json.dumps({"score": res.score, "estimated_graph": res.estimated_graph.astype(int).tolist(),
                       "p_values": res.p_values.tolist()}))  # fmt: skip
     return 0

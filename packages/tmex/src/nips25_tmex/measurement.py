@@ -8,16 +8,25 @@ the mismatches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from nips25_shared import progress
-from nips25_tmex.gcm import TEST_TYPES, CITestResult, degenerate_columns, gcm_from_residuals
+from nips25_tmex.gcm import (
+    TEST_TYPES,
+    CITestResult,
+    DegenerateResidualWarning,
+    degenerate_columns,
+    gcm_from_residuals,
+)
 from nips25_tmex.kci import kci_test
 from nips25_tmex.pcm import pcm_test
 from nips25_tmex.regression import is_linear, make_regressor, residuals
@@ -57,6 +66,30 @@ class TMEXResult:
     def false_negatives(self) -> int:
         """Edges of :math:`W` that the tests did not find (a block fails to measure its latent)."""
         return int(np.sum(~self.estimated_graph & self.measurement_graph))
+
+
+@contextmanager
+def _one_degenerate_warning() -> Iterator[None]:
+    """Collect the per-pair :class:`DegenerateResidualWarning` of one T-MEX call into one warning.
+
+    A block that is an exact function of the conditioning latents (e.g. a perfect measurement of another latent)
+    has a zero residual: its p-value is set to 1, which is the right answer there, but the test did not run, so
+    the user is told once per call how many pairs were decided that way. Other warnings pass through unchanged.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DegenerateResidualWarning)
+        yield
+    degenerate = [w for w in caught if issubclass(w.category, DegenerateResidualWarning)]
+    for w in caught:
+        if not issubclass(w.category, DegenerateResidualWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if degenerate:
+        warnings.warn(
+            f"{len(degenerate)} (block, latent) pair(s) had a numerically zero residual (the block is a function "
+            "of the conditioning latents); their p-values were set to 1",
+            DegenerateResidualWarning,
+            stacklevel=4,
+        )
 
 
 def as_blocks(blocks: Any, n: int | None = None) -> list[NDArray[np.float64]]:
@@ -244,35 +277,38 @@ def tmex(
         if not cols or len(set(cols)) != len(cols) or min(cols) < 0 or max(cols) >= k:
             raise ValueError(f"targets must be distinct latent indices in [0, {k}), got {targets!r}")
     w = _graph(measurement_graph, len(hz), len(cols))
-    if test == "gcm":
-        if test_kw:
-            raise TypeError(f"unexpected keyword arguments for test='gcm': {sorted(test_kw)}")
-        p = _gcm_pvalues(
-            z,
-            hz,
-            cols,
-            regressor=regressor,
-            test_type=test_type,
-            B=B,
-            degenerate_tol=degenerate_tol,
-            random_state=random_state,
-        )
-    else:
-        p = np.ones((len(hz), len(cols)))
-        name = test if isinstance(test, str) else "custom"
-        for col, j in enumerate(progress(cols, total=len(cols), desc=f"T-MEX ({name})")):
-            rest = np.delete(z, j, axis=1) if k > 1 else None
-            for i, block in enumerate(hz):
-                if test == "pcm":
-                    res: Any = pcm_test(block, z[:, j], rest, regressor=regressor, random_state=random_state, **test_kw)
-                elif test == "kci":
-                    res = kci_test(block, z[:, j], rest, **test_kw)
-                else:
-                    res = test(block, z[:, j], rest, **test_kw)  # type: ignore[operator]
-                pv = float(res.pvalue if isinstance(res, CITestResult) else res)
-                if not 0.0 <= pv <= 1.0:
-                    raise ValueError(f"test returned a p-value outside [0, 1]: {pv}")
-                p[i, col] = pv
+    with _one_degenerate_warning():
+        if test == "gcm":
+            if test_kw:
+                raise TypeError(f"unexpected keyword arguments for test='gcm': {sorted(test_kw)}")
+            p = _gcm_pvalues(
+                z,
+                hz,
+                cols,
+                regressor=regressor,
+                test_type=test_type,
+                B=B,
+                degenerate_tol=degenerate_tol,
+                random_state=random_state,
+            )
+        else:
+            p = np.ones((len(hz), len(cols)))
+            name = test if isinstance(test, str) else "custom"
+            for col, j in enumerate(progress(cols, total=len(cols), desc=f"T-MEX ({name})")):
+                rest = np.delete(z, j, axis=1) if k > 1 else None
+                for i, block in enumerate(hz):
+                    if test == "pcm":
+                        res: Any = pcm_test(
+                            block, z[:, j], rest, regressor=regressor, random_state=random_state, **test_kw
+                        )
+                    elif test == "kci":
+                        res = kci_test(block, z[:, j], rest, **test_kw)
+                    else:
+                        res = test(block, z[:, j], rest, **test_kw)  # type: ignore[operator]
+                    pv = float(res.pvalue if isinstance(res, CITestResult) else res)
+                    if not 0.0 <= pv <= 1.0:
+                        raise ValueError(f"test returned a p-value outside [0, 1]: {pv}")
+                    p[i, col] = pv
     w_hat = _reject(p, alpha, correction)
     return TMEXResult(
         score=int(np.sum(w_hat != w)), estimated_graph=w_hat, p_values=p, measurement_graph=w, alpha=alpha
@@ -332,10 +368,17 @@ class TMEX(BaseEstimator):  # type: ignore[misc]
             edges = np.cumsum([0, *sizes])
             return [X[:, edges[i] : edges[i + 1]] for i in range(len(sizes))]
         out = []
+        seen: dict[int, int] = {}
         for i, cols in enumerate(spec):
             idx = np.asarray(cols, dtype=int).ravel()
             if idx.size == 0 or idx.min() < 0 or idx.max() >= d:
                 raise ValueError(f"blocks[{i}] must list column indices in [0, {d}), got {cols!r}")
+            for c in idx.tolist():
+                if c in seen:
+                    raise ValueError(
+                        f"blocks must not overlap: column {c} is in blocks[{seen[c]}] and blocks[{i}] ({self.blocks!r})"
+                    )
+                seen[c] = i
             out.append(X[:, idx])
         return out
 
@@ -367,5 +410,14 @@ class TMEX(BaseEstimator):  # type: ignore[misc]
         return self
 
     def score(self, X: Any, y: Any) -> float:
-        """``-T-MEX`` of ``X`` against ``y`` (greater is better; 0 is perfect exclusivity); no refit of state."""
+        """``-T-MEX`` of ``X`` against ``y`` (greater is better; 0 is perfect exclusivity); no refit of state.
+
+        Raises:
+            sklearn.exceptions.NotFittedError: if called before :meth:`fit`.
+            ValueError: if ``X`` has a different number of columns than the ``X`` seen in :meth:`fit`.
+        """
+        check_is_fitted(self, "result_")
+        n_cols = np.asarray(X).shape[1] if np.ndim(X) == 2 else None
+        if n_cols is not None and n_cols != self.n_features_in_:
+            raise ValueError(f"X has {n_cols} columns, but TMEX was fitted with {self.n_features_in_}")
         return -float(self._run(X, y)[0].score)
