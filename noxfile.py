@@ -182,5 +182,5 @@ def test(session: nox.Session) -> None:
 def reproduce(session: nox.Session) -> None:
     """Every package's headline experiment, then reports/SUMMARY.md."""
     _sync(session, "shared", groups=())
-    session.run("python", "-m", "nips25_shared.reports", "summarize", "reports", "--packages", *PACKAGES)
+    session.run("python", "-m", "nips25_shared", "summarize", "reports", "--packages", *PACKAGES)
     session.log(f"summary: {ROOT / 'reports' / 'SUMMARY.md'}")

@@ -43,3 +43,18 @@ def test_reproduce_run_writes_report_and_is_deterministic(tmp_path, capsys):
 def test_defaults():
     args = add_common_arguments(argparse.ArgumentParser(), slug="demo").parse_args([])
     assert (args.profile, args.seed, str(args.out)) == ("quick", 0, "reports/demo")
+
+
+def test_module_entry_point_writes_summary(tmp_path):
+    """``python -m nips25_shared summarize DIR`` writes DIR/SUMMARY.md."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "nips25_shared", "summarize", str(tmp_path), "--packages", "demo"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert (tmp_path / "SUMMARY.md").is_file()
+    assert "RuntimeWarning" not in out.stderr

@@ -287,7 +287,7 @@ def summarize(reports_dir: str | os.PathLike[str], *, packages: Sequence[str] | 
 def _main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m nips25_shared.reports", description="Summarise reports.")
+    parser = argparse.ArgumentParser(prog="python -m nips25_shared", description="Summarise reports.")
     parser.add_argument("command", choices=["summarize"])
     parser.add_argument("reports_dir", nargs="?", default="reports")
     parser.add_argument("--packages", nargs="*", default=None, help="slugs expected to have a report")
