@@ -45,6 +45,29 @@ def test_defaults():
     assert (args.profile, args.seed, str(args.out)) == ("quick", 0, "reports/demo")
 
 
+def test_custom_profiles_accepted_and_first_is_default():
+    parser = add_common_arguments(argparse.ArgumentParser(), slug="demo", profiles=("quick", "full", "paper"))
+    assert parser.parse_args([]).profile == "quick"
+    assert parser.parse_args(["--profile", "full"]).profile == "full"
+
+
+def test_unknown_profile_is_a_usage_error(capsys):
+    import pytest
+
+    parser = add_common_arguments(argparse.ArgumentParser(), slug="demo")
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(["--profile", "full"])
+    assert exc.value.code == 2 and "--profile" in capsys.readouterr().err
+
+
+def test_bad_profiles_argument_names_it():
+    import pytest
+
+    for bad in ((), ("quick", "quick"), ("",)):
+        with pytest.raises(ValueError, match="profiles"):
+            add_common_arguments(argparse.ArgumentParser(), slug="demo", profiles=bad)
+
+
 def test_module_entry_point_writes_summary(tmp_path):
     """``python -m nips25_shared summarize DIR`` writes DIR/SUMMARY.md."""
     import subprocess

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from nips25_shared.logs import configure_logging, get_logger
@@ -16,16 +16,32 @@ __all__ = ["add_common_arguments", "run_reproduce"]
 PROFILES = ("quick", "paper")
 
 
-def add_common_arguments(parser: argparse.ArgumentParser, *, slug: str) -> argparse.ArgumentParser:
+def add_common_arguments(
+    parser: argparse.ArgumentParser, *, slug: str, profiles: Sequence[str] = PROFILES
+) -> argparse.ArgumentParser:
     """Add ``-v/--verbose``, ``-q/--quiet``, ``--seed``, ``--out`` and ``--profile`` to ``parser``.
 
-    ``--out`` defaults to ``reports/<slug>`` under the current directory; ``--profile`` to ``quick``.
+    ``--out`` defaults to ``reports/<slug>`` under the current directory; ``--profile`` to the first of ``profiles``.
+
+    Args:
+        parser: the (sub)parser to extend.
+        slug: the package's slug, used for the default output directory.
+        profiles: the profile names ``--profile`` accepts, default ``("quick", "paper")``; a package with more
+            profiles (e.g. ``("quick", "full", "paper")``) passes its own. The first is the default.
+
+    Raises:
+        ValueError: if ``profiles`` is empty or has duplicates.
     """
+    names = tuple(profiles)
+    if not names or len(set(names)) != len(names) or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"profiles must be a non-empty sequence of distinct non-empty names, got {profiles!r}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (repeatable)")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="less log output, no progress bars")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", type=Path, default=Path("reports") / slug, help=f"output dir (reports/{slug})")
-    parser.add_argument("--profile", choices=PROFILES, default="quick", help="quick (CPU, minutes) or paper")
+    parser.add_argument(
+        "--profile", choices=names, default=names[0], help=f"one of {', '.join(names)} (default {names[0]})"
+    )
     return parser
 
 
