@@ -137,3 +137,10 @@ def test_reproduce_rejects_unknown_profile_and_missing_routerbench(tmp_path, mon
     monkeypatch.delenv("NIPS25_ROUTERBENCH", raising=False)
     with pytest.raises(FileNotFoundError, match="NIPS25_ROUTERBENCH"):
         reproduce(profile="paper", out_dir=tmp_path)
+
+
+def test_reproduce_paper_without_routerbench_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("NIPS25_ROUTERBENCH", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--profile", "paper", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "NIPS25_ROUTERBENCH" in capsys.readouterr().err

@@ -19,6 +19,14 @@ from nips25_routing.estimation import BACKENDS, ANNEstimator, l2_normalize
 from nips25_routing.history import HistoryStore, RoutingTable, load_routerbench
 from nips25_routing.port import PORTConfig, PORTRouter
 from nips25_routing.simulation import Router, RoutingResult, evaluate_actions, simulate
+from nips25_routing.text_zoo import (
+    TEXT_ZOO_MODELS,
+    MiniLMEncoder,
+    SentenceEncoder,
+    encoder_macs,
+    load_chatterbot_topics,
+    text_zoo,
+)
 from nips25_routing.zoo import ZOO_MODELS, ZooSplit, digits_zoo
 
 try:
@@ -29,6 +37,7 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 __all__ = [
     "BACKENDS",
     "SPLITS",
+    "TEXT_ZOO_MODELS",
     "ZOO_MODELS",
     "ANNEstimator",
     "BatchSplitRouter",
@@ -36,24 +45,29 @@ __all__ = [
     "DualFit",
     "GreedyRouter",
     "HistoryStore",
+    "MiniLMEncoder",
     "PORTConfig",
     "PORTRouter",
     "RandomRouter",
     "Router",
     "RoutingResult",
     "RoutingTable",
+    "SentenceEncoder",
     "ZooSplit",
     "__version__",
     "batch_assignment",
     "digits_zoo",
     "dual_objective",
+    "encoder_macs",
     "evaluate_actions",
     "fit_dual",
     "l2_normalize",
+    "load_chatterbot_topics",
     "load_routerbench",
     "lp_oracle",
     "offline_lp_actions",
     "simulate",
     "split_budget",
+    "text_zoo",
     "total_budget",
 ]

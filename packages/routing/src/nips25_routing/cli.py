@@ -183,7 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nips25-routing", description="PORT: training-free online LLM routing.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write reports/routing/")
-    add_common_arguments(rep, slug="routing")
+    add_common_arguments(rep, slug="routing", profiles=("quick", "text", "paper"))
     rt = sub.add_parser("route", help="route JSON-lines queries from stdin with PORT; decisions to stdout")
     rt.add_argument("--history", type=Path, required=True, help=".npz with embeddings, quality, cost[, models]")
     rt.add_argument(
@@ -203,7 +203,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rt.add_argument("--seed", type=int, help="seed of the learning phase (default 0)")
     args = parser.parse_args(argv)
     if args.command == "reproduce":
-        run_reproduce(reproduce, args)
+        try:
+            run_reproduce(reproduce, args)
+        except (FileNotFoundError, ModuleNotFoundError) as exc:  # missing RouterBench copy or `text` extra
+            rep.error(str(exc))
         return 0
     try:
         return _route(args)

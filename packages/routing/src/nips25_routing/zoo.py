@@ -16,7 +16,7 @@ import numpy as np
 from nips25_routing.history import HistoryStore
 from nips25_shared import cached, get_logger
 
-__all__ = ["DOLLARS_PER_OP", "ZOO_MODELS", "ZooSplit", "digits_zoo"]
+__all__ = ["DOLLARS_PER_OP", "ZOO_MODELS", "ZooSplit", "digits_zoo", "split_history_stream"]
 
 log = get_logger(__name__)
 
@@ -27,11 +27,11 @@ _VERSION = "v2"
 
 @dataclass(frozen=True)
 class ZooSplit:
-    """One seeded split of digits-zoo.
+    """One seeded split of a zoo (digits-zoo, text-zoo) into a routing history and a query stream.
 
     Attributes:
-        history: the :class:`~nips25_routing.HistoryStore` (pixel vectors, quality, cost).
-        stream_embeddings: ``(N, 64)`` pixel vectors of the stream, in arrival order.
+        history: the :class:`~nips25_routing.HistoryStore` (query vectors, quality, cost).
+        stream_embeddings: ``(N, D)`` query vectors of the stream, in arrival order (digits: 64 pixels).
         stream_quality: ``(N, M)`` true quality (0/1) of each model on each stream query.
         stream_cost: ``(N, M)`` true cost in dollars.
         n_distinct: number of distinct digits the stream was drawn from.
@@ -127,11 +127,26 @@ def digits_zoo(*, seed: int = 0, n_stream: int = 10_000, fit_fraction: float = 0
         raise ValueError(f"fit_fraction must be in (0, 0.8], got {fit_fraction}")
     key = f"routing/digits-zoo-{_VERSION}-seed{seed}-fit{fit_fraction:.3f}"
     data = cached(key, lambda: _fit_zoo(seed, fit_fraction))
+    return split_history_stream(data, models=ZOO_MODELS, seed=seed, n_stream=n_stream)
+
+
+def split_history_stream(data: dict[str, np.ndarray], *, models: tuple[str, ...], seed: int, n_stream: int) -> ZooSplit:
+    """Halve a zoo's held-out queries at random into the history and a pool; draw the stream from the pool.
+
+    Args:
+        data: ``{"x": (n, D), "quality": (n, M), "cost": (n, M)}`` of the queries not used to fit the models.
+        models: the ``M`` model names.
+        seed: seed of the halving and of the draw.
+        n_stream: stream length; drawn with replacement, in random order.
+
+    Returns:
+        A :class:`ZooSplit`.
+    """
     x, quality, cost = data["x"], data["quality"], data["cost"]
     rng = np.random.default_rng([seed, 1])
     order = rng.permutation(len(x))
     hist, pool = order[: len(x) // 2], order[len(x) // 2 :]
     draw = rng.choice(pool, size=n_stream, replace=True)
-    history = HistoryStore(x[hist], quality[hist], cost[hist], list(ZOO_MODELS))
-    log.debug("digits-zoo seed %d: history %d, stream %d from %d digits", seed, len(hist), n_stream, len(pool))
+    history = HistoryStore(x[hist], quality[hist], cost[hist], list(models))
+    log.debug("zoo seed %d: history %d, stream %d from %d queries", seed, len(hist), n_stream, len(pool))
     return ZooSplit(history, x[draw], quality[draw], cost[draw], len(pool))
