@@ -1,7 +1,7 @@
 """The headline experiment: accuracy vs FLOPs of VG-Search over ``g`` and ``n``, fixed and adaptive ``g``.
 
 Part A runs on the calibrated simulator (:class:`~nips25_vgsearch.StepChainTask`, paper-sized FLOPs model, a
-MATH-500-like level mix). Part B runs real computation: a tiny character GRU generator and a tiny GRU PRM,
+MATH-500-like level mix). Part B runs real computation: a tiny MLP generator and a tiny GRU PRM,
 trained inside the package on modular-arithmetic chains (:mod:`nips25_vgsearch.arith`). ``--profile paper`` runs
 the paper's search on real Hugging Face models from local paths (``$VGSEARCH_GENERATOR``, ``$VGSEARCH_PRM``).
 """
@@ -240,7 +240,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     arith = _arith_part(cfg, seed) if cfg["arith"] else None
     curves = {"simulator (1.5B gen, 7B PRM FLOPs)": _by_method([*sim["points"], *sim["adaptive"]])}
     if arith is not None:
-        curves["tiny trained GRU pair, arithmetic chains"] = _by_method(arith["points"])
+        curves["tiny trained pair (MLP generator, GRU PRM), arithmetic chains"] = _by_method(arith["points"])
     figure = _plot(curves, out_dir)
     claims = _claims(sim, arith)
     config = {
@@ -258,7 +258,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         notes=(
             "Part A: calibrated simulator (StepChainTask, MATH-500 level mix, FLOPs of a 1.5B generator and a 7B "
             "PRM; calibrated to the paper's <1% consecutive-gap share and ~55% single-sample accuracy). Part B: a "
-            "tiny character GRU generator and GRU PRM trained here on modular-arithmetic chains (real computation, "
+            "tiny MLP generator and GRU PRM trained here on modular-arithmetic chains (real computation, "
             "FLOPs from their parameter counts). Beam width B2 = 4 throughout, as in the paper's runs."
         ),
     )  # fmt: skip
@@ -335,7 +335,7 @@ def _claims(sim: dict[str, Any], arith: dict[str, Any] | None) -> list[Claim]:
             criterion=f"share of |s_t - s_(t-1)| < {GAP_THRESHOLD} exceeds {GAP_SHARE} for the tiny trained PRM "
             "(the simulator is calibrated to it, so it does not count)",
             holds=bool(arith is not None and arith["gap_share"] > GAP_SHARE),
-            scale_note="a ~0.1M-parameter GRU PRM on arithmetic chains; paper: Skywork-o1 PRMs on MATH-500",
+            scale_note="a 27k-parameter GRU PRM on arithmetic chains; paper: Skywork-o1 PRMs on MATH-500",
         )
     )
     if arith is not None:
