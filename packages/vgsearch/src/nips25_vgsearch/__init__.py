@@ -1,0 +1,65 @@
+"""nips25-vgsearch: variable-granularity verifier-guided search for test-time scaling (Chen et al., NeurIPS 2025)."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from nips25_vgsearch.adaptive import AdaptiveG, difficulty_proxy
+from nips25_vgsearch.arith import (
+    ArithChainTask,
+    TinyGenerator,
+    TinyPRM,
+    load_or_train_pair,
+    train_tiny_generator,
+    train_tiny_prm,
+)
+from nips25_vgsearch.flops import ComputeLedger, FlopsModel
+from nips25_vgsearch.generator import STOP, Generator, Step, StepRequest, path_seed, step_seed
+from nips25_vgsearch.hf import HFPRM, HFGenerator, load_generator, load_prm
+from nips25_vgsearch.search import SearchConfig, SearchResult, beam_search, best_of_n, vg_search
+from nips25_vgsearch.simulator import MATH500_LEVEL_MIX, SimGenerator, SimPRM, StepChainTask, consecutive_gap_share
+from nips25_vgsearch.sweep import SweepPoint, accuracy_at, pareto_front, run_sweep
+from nips25_vgsearch.verifier import Verifier, aggregate_scores
+
+try:
+    __version__ = version("nips25-vgsearch")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without installation
+    __version__ = "0.0.0"
+
+__all__ = [
+    "HFPRM",
+    "MATH500_LEVEL_MIX",
+    "STOP",
+    "AdaptiveG",
+    "ArithChainTask",
+    "ComputeLedger",
+    "FlopsModel",
+    "Generator",
+    "HFGenerator",
+    "SearchConfig",
+    "SearchResult",
+    "SimGenerator",
+    "SimPRM",
+    "Step",
+    "StepChainTask",
+    "StepRequest",
+    "SweepPoint",
+    "TinyGenerator",
+    "TinyPRM",
+    "Verifier",
+    "__version__",
+    "accuracy_at",
+    "aggregate_scores",
+    "beam_search",
+    "best_of_n",
+    "consecutive_gap_share",
+    "difficulty_proxy",
+    "load_generator",
+    "load_or_train_pair",
+    "load_prm",
+    "pareto_front",
+    "path_seed",
+    "run_sweep",
+    "step_seed",
+    "train_tiny_generator",
+    "train_tiny_prm",
+    "vg_search",
+]

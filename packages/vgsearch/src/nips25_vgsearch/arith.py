@@ -1,0 +1,386 @@
+"""A tiny real generator/PRM pair trained inside the package on modular-arithmetic chains.
+
+Problem ``"7;+3;-5;+4"`` asks for :math:`((7+3)-5)+4 \\bmod 10`. A solution is one step per operation,
+``"7+3=0\\n\\n0-5=5\\n\\n5+4=9"``. The generator is a small MLP policy that reads the step's operands (the previous
+result and the next operation) and samples the result digit; it is trained on a noisy teacher (each result wrong
+with probability ``teacher_error``, later steps computed from the written value), so it makes step errors like a
+small LLM. The PRM is a GRU over the steps with a sigmoid head per step, trained on teacher traces labelled
+"prefix correct so far". Both train in seconds on a CPU under ``accelerate``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from nips25_shared import cached, get_logger, progress
+from nips25_vgsearch.generator import STOP, Step, StepRequest, step_seed
+
+__all__ = [
+    "ArithChainTask",
+    "StepMLP",
+    "StepPRMNet",
+    "TinyGenerator",
+    "TinyPRM",
+    "load_or_train_pair",
+    "teacher_solution",
+    "train_tiny_generator",
+    "train_tiny_prm",
+]
+
+log = get_logger("nips25_vgsearch.arith")
+_PROBLEM = re.compile(r"^\d(;[+-]\d)+$")
+_STEP = re.compile(r"^(\d)([+-])(\d)=(\d)$")
+N_FEATURES = 32  # one-hot previous value (10), op (2), operand (10), result (10)
+
+
+def _check_problem(problem: str) -> list[tuple[str, int]]:
+    if not isinstance(problem, str) or not _PROBLEM.match(problem):
+        raise ValueError(f"problem is not an arithmetic chain like '7;+3;-5': {problem!r}")
+    return [(op[0], int(op[1])) for op in problem.split(";")[1:]]
+
+
+def _apply(value: int, op: str, d: int) -> int:
+    return (value + d) % 10 if op == "+" else (value - d) % 10
+
+
+@dataclass(frozen=True)
+class ArithChainTask:
+    """Modular-arithmetic chains with exactly checkable answers.
+
+    Attributes:
+        n_problems: number of problems.
+        depth: operations per problem (= reasoning steps), in [1, 16].
+        seed: seed of the problem draw.
+    """
+
+    n_problems: int = 100
+    depth: int = 6
+    seed: int = 0
+    problems: list[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n_problems, bool) or not isinstance(self.n_problems, int) or self.n_problems < 1:
+            raise ValueError(f"n_problems must be an int >= 1, got {self.n_problems!r}")
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or not 1 <= self.depth <= 16:
+            raise ValueError(f"depth must be an int in [1, 16], got {self.depth!r}")
+        rng = np.random.default_rng(self.seed)
+        object.__setattr__(self, "problems", [random_problem(rng, self.depth) for _ in range(self.n_problems)])
+
+    def answer(self, problem: str) -> int:
+        """The right final value."""
+        value = int(problem[0])
+        for op, d in _check_problem(problem):
+            value = _apply(value, op, d)
+        return value
+
+    def is_correct(self, problem: str, completion: str) -> bool:
+        """Whether the completion has one step per operation and its last result is the right final value."""
+        steps = [s for s in completion.split(STOP) if s]
+        found = re.findall(r"=(\d)$", steps[-1]) if steps else []
+        return len(steps) == len(_check_problem(problem)) and bool(found) and int(found[0]) == self.answer(problem)
+
+
+def random_problem(rng: np.random.Generator, depth: int) -> str:
+    """A random chain of ``depth`` operations."""
+    ops = [f"{'+-'[int(rng.integers(2))]}{int(rng.integers(10))}" for _ in range(depth)]
+    return ";".join([str(int(rng.integers(10))), *ops])
+
+
+def teacher_solution(problem: str, rng: np.random.Generator, *, error: float) -> tuple[str, list[bool]]:
+    """A noisy teacher's solution and, per step, whether the prefix up to it is correct.
+
+    Each step's result is replaced by a uniformly drawn wrong digit with probability ``error``; later steps
+    compute from the written (possibly wrong) value, so errors propagate to the answer.
+    """
+    value = truth = int(problem[0])
+    steps, labels = [], []
+    for op, d in _check_problem(problem):
+        out = _apply(value, op, d)
+        truth = _apply(truth, op, d)
+        if rng.random() < error:
+            out = int((out + rng.integers(1, 10)) % 10)
+        steps.append(f"{value}{op}{d}={out}")
+        value = out
+        labels.append(value == truth)
+    return STOP.join(steps), labels
+
+
+def _features(prev: int, op: str, d: int, result: int | None = None) -> np.ndarray:
+    x = np.zeros(N_FEATURES, dtype=np.float32)
+    x[prev] = 1.0
+    x[10 + (op == "-")] = 1.0
+    x[12 + d] = 1.0
+    if result is not None:
+        x[22 + result] = 1.0
+    return x
+
+
+def _parse_prefix(problem: str, prefix: str) -> list[tuple[int, str, int, int]]:
+    steps = []
+    for i, text in enumerate(s for s in prefix.split(STOP) if s):
+        m = _STEP.match(text)
+        if m is None:
+            raise ValueError(f"prefix step {i} is not of the form 'a+b=c': {text!r}")
+        steps.append((int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))))
+    return steps
+
+
+class StepMLP(nn.Module):
+    """The generator's policy: features of (previous value, op, operand) -> logits over the 10 result digits."""
+
+    def __init__(self, d_hidden: int = 64) -> None:
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(N_FEATURES, d_hidden), nn.ReLU(), nn.Linear(d_hidden, 10))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` (B, 32) -> logits (B, 10)."""
+        return self.net(x)
+
+
+class StepPRMNet(nn.Module):
+    """The PRM: a GRU over per-step features (B, T, 32) -> logit of "prefix correct" per step (B, T)."""
+
+    def __init__(self, d_hidden: int = 64) -> None:
+        super().__init__()
+        self.inp = nn.Linear(N_FEATURES, d_hidden)
+        self.gru = nn.GRU(d_hidden, d_hidden, batch_first=True)
+        self.head = nn.Linear(d_hidden, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x`` (B, T, 32) -> logits (B, T)."""
+        y, _ = self.gru(torch.relu(self.inp(x)))
+        return self.head(y)[..., 0]
+
+
+def _train(model: nn.Module, batches: Any, steps: int, lr: float, loss_fn: Any, desc: str) -> float:
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(cpu=True)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    model, opt = accelerator.prepare(model, opt)
+    model.train()
+    loss_value = math.nan
+    for _ in progress(range(steps), desc=desc):
+        loss = loss_fn(model, *next(batches))
+        opt.zero_grad()
+        accelerator.backward(loss)
+        opt.step()
+        loss_value = float(loss.detach())
+    model.eval()
+    return loss_value
+
+
+def _check_training(steps: int, batch_size: int, teacher_error: float, *, lo: float) -> None:
+    if steps < 1 or batch_size < 1:
+        raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
+    if not lo <= teacher_error < 1.0 or (teacher_error == 0.0 and lo > 0):
+        raise ValueError(f"teacher_error must be in [{lo}, 1), got {teacher_error}")
+
+
+def train_tiny_generator(
+    *, steps: int = 300, batch_size: int = 256, teacher_error: float = 0.25, lr: float = 1e-2, seed: int = 0
+) -> tuple[StepMLP, float]:
+    """Train the generator policy on noisy-teacher steps (cross-entropy of the written result digit).
+
+    Returns:
+        ``(model, final_loss)``.
+
+    Raises:
+        ValueError: on ``steps < 1``, ``batch_size < 1`` or ``teacher_error`` outside [0, 1).
+    """
+    _check_training(steps, batch_size, teacher_error, lo=0.0)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = StepMLP()
+
+    def batches() -> Any:
+        while True:
+            prev, d, op = (
+                rng.integers(10, size=batch_size),
+                rng.integers(10, size=batch_size),
+                rng.integers(2, size=batch_size),
+            )
+            x = np.stack([_features(int(a), "+-"[int(o)], int(b)) for a, o, b in zip(prev, op, d)])
+            y = np.where(op == 0, (prev + d) % 10, (prev - d) % 10)
+            wrong = rng.random(batch_size) < teacher_error
+            y = np.where(wrong, (y + rng.integers(1, 10, size=batch_size)) % 10, y)
+            yield torch.from_numpy(x), torch.from_numpy(y)
+
+    def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return nn.functional.cross_entropy(m(x), y)
+
+    return model, _train(model, batches(), steps, lr, loss_fn, "train generator")
+
+
+def train_tiny_prm(
+    *, steps: int = 300, batch_size: int = 128, depth: int = 6, teacher_error: float = 0.2, lr: float = 1e-2,
+    seed: int = 0,
+) -> tuple[StepPRMNet, float]:  # fmt: skip
+    """Train the PRM: binary cross-entropy of "prefix correct" at every step of noisy-teacher traces.
+
+    Returns:
+        ``(model, final_loss)``.
+
+    Raises:
+        ValueError: on ``steps < 1``, ``batch_size < 1`` or ``teacher_error`` outside (0, 1).
+    """
+    _check_training(steps, batch_size, teacher_error, lo=1e-9)
+    torch.manual_seed(seed + 1)
+    rng = np.random.default_rng(seed + 1)
+    model = StepPRMNet()
+
+    def batches() -> Any:
+        while True:
+            xs, ys = [], []
+            for _ in range(batch_size):
+                p = random_problem(rng, depth)
+                sol, labels = teacher_solution(p, rng, error=teacher_error)
+                xs.append(np.stack([_features(*s) for s in _parse_prefix(p, sol)]))
+                ys.append(labels)
+            yield torch.from_numpy(np.stack(xs)), torch.tensor(ys, dtype=torch.float32)
+
+    def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return nn.functional.binary_cross_entropy_with_logits(m(x), y)
+
+    return model, _train(model, batches(), steps, lr, loss_fn, "train PRM")
+
+
+def _n_params(model: nn.Module) -> float:
+    return float(sum(p.numel() for p in model.parameters()))
+
+
+class TinyGenerator:
+    """The trained :class:`StepMLP` as a :class:`~nips25_vgsearch.generator.Generator` (batched, per-path seeds).
+
+    Step ``k`` of a path writes ``"{prev}{op}{d}="`` and samples the result by inverse CDF from one uniform of
+    ``step_seed(seed, k)``, so a path is the same whether sampled step by step or to the end. Tokens are
+    characters.
+
+    Args:
+        model: a :class:`StepMLP`.
+        temperature: sampling temperature, > 0 (the paper: 0.8).
+    """
+
+    def __init__(self, model: StepMLP, *, temperature: float = 0.8) -> None:
+        if not isinstance(model, StepMLP):
+            raise TypeError(f"model must be a StepMLP, got {type(model).__name__}")
+        if not math.isfinite(temperature) or temperature <= 0:
+            raise ValueError(f"temperature must be finite and > 0, got {temperature}")
+        self.model = model.eval()
+        self.temperature = float(temperature)
+        self.n_params = _n_params(model)
+
+    def count_tokens(self, text: str) -> int:
+        """Characters (the tokens of this model)."""
+        return len(text)
+
+    @torch.no_grad()
+    def step(self, requests: Sequence[StepRequest], *, to_eos: bool = False) -> list[Step]:
+        """One step (or the rest of the chain) per request, batched over requests."""
+        ops = [_check_problem(r.problem) for r in requests]
+        value = []
+        for r in requests:
+            parsed = _parse_prefix(r.problem, r.prefix)
+            value.append(parsed[-1][3] if parsed else int(r.problem[0]))
+        depth = [r.depth for r in requests]
+        texts: list[list[str]] = [[] for _ in requests]
+        live = [i for i in range(len(requests)) if depth[i] < len(ops[i])]
+        while live:
+            x = np.stack([_features(value[i], *ops[i][depth[i]]) for i in live])
+            probs = torch.softmax(self.model(torch.from_numpy(x)) / self.temperature, dim=-1).double().numpy()
+            cdf = np.cumsum(probs, axis=1)
+            for row, i in enumerate(live):
+                u = np.random.default_rng(step_seed(requests[i].seed, depth[i])).random() * cdf[row, -1]
+                result = min(int(np.searchsorted(cdf[row], u, side="right")), 9)
+                op, d = ops[i][depth[i]]
+                depth[i] += 1
+                last = depth[i] >= len(ops[i])
+                texts[i].append(f"{value[i]}{op}{d}={result}" + ("" if last else STOP))
+                value[i] = result
+            live = [i for i in live if to_eos and depth[i] < len(ops[i])]
+        out = []
+        for i in range(len(requests)):
+            text = "".join(texts[i])
+            out.append(Step(text, len(text), max(1, len(texts[i])), depth[i] >= len(ops[i])))
+        return out
+
+
+class TinyPRM:
+    """The trained :class:`StepPRMNet` as a :class:`~nips25_vgsearch.verifier.Verifier`.
+
+    Scores are batched with right padding; the GRU is causal, so they equal one-by-one scores.
+
+    Args:
+        model: a :class:`StepPRMNet`.
+    """
+
+    def __init__(self, model: StepPRMNet) -> None:
+        if not isinstance(model, StepPRMNet):
+            raise TypeError(f"model must be a StepPRMNet, got {type(model).__name__}")
+        self.model = model.eval()
+        self.n_params = _n_params(model)
+
+    @torch.no_grad()
+    def score(self, problems: Sequence[str], prefixes: Sequence[str]) -> list[list[float]]:
+        """Per-step scores of each prefix."""
+        if len(problems) != len(prefixes):
+            raise ValueError(f"problems and prefixes must have the same length, got {len(problems)}, {len(prefixes)}")
+        if not problems:
+            return []
+        feats = []
+        for i, (p, s) in enumerate(zip(problems, prefixes)):
+            _check_problem(p)
+            steps = _parse_prefix(p, s)
+            if not steps:
+                raise ValueError(f"prefixes[{i}] is empty: the PRM scores steps")
+            feats.append(np.stack([_features(*st) for st in steps]))
+        longest = max(len(f) for f in feats)
+        x = np.zeros((len(feats), longest, N_FEATURES), dtype=np.float32)
+        for i, f in enumerate(feats):
+            x[i, : len(f)] = f
+        probs = torch.sigmoid(self.model(torch.from_numpy(x))).numpy()
+        return [probs[i, : len(f)].astype(float).tolist() for i, f in enumerate(feats)]
+
+
+def load_or_train_pair(
+    *, gen_steps: int = 300, prm_steps: int = 300, seed: int = 0, depth: int = 6
+) -> tuple[TinyGenerator, TinyPRM, dict[str, Any]]:
+    """The tiny generator and PRM, trained once per setting and kept in the nips25 cache (``cached``).
+
+    Returns:
+        ``(generator, prm, info)`` with parameter counts and final training losses in ``info``.
+    """
+
+    def build_gen() -> dict[str, np.ndarray]:
+        model, loss = train_tiny_generator(steps=gen_steps, seed=seed)
+        return {**{k: v.numpy() for k, v in model.state_dict().items()}, "__loss__": np.array(loss)}
+
+    def build_prm() -> dict[str, np.ndarray]:
+        model, loss = train_tiny_prm(steps=prm_steps, depth=depth, seed=seed)
+        return {**{k: v.numpy() for k, v in model.state_dict().items()}, "__loss__": np.array(loss)}
+
+    def load(model: nn.Module, arrays: dict[str, np.ndarray]) -> Any:
+        model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items() if k != "__loss__"})
+        return model.eval()
+
+    g_arr = cached(f"vgsearch/arith-gen-v2-s{gen_steps}-seed{seed}", build_gen)
+    p_arr = cached(f"vgsearch/arith-prm-v2-d{depth}-s{prm_steps}-seed{seed}", build_prm)
+    gen = TinyGenerator(load(StepMLP(), g_arr))
+    prm = TinyPRM(load(StepPRMNet(), p_arr))
+    info = {
+        "gen_params": gen.n_params,
+        "prm_params": prm.n_params,
+        "gen_loss": float(g_arr["__loss__"]),
+        "prm_loss": float(p_arr["__loss__"]),
+        "gen_train_steps": gen_steps,
+        "prm_train_steps": prm_steps,
+    }
+    return gen, prm, info

@@ -1,0 +1,248 @@
+"""Hugging Face ``transformers`` models as generator and PRM: any causal LM, a value-head or token-prob PRM."""
+
+from __future__ import annotations
+
+import math
+import os
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from nips25_vgsearch.generator import STOP, Step, StepRequest
+
+__all__ = ["HFPRM", "HFGenerator", "load_generator", "load_prm"]
+
+
+def _check_dir(path: str | os.PathLike[str], name: str) -> Path:
+    root = Path(path)
+    if not (root / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{name}: {root} is not a local Hugging Face model directory (no config.json); weights are never "
+            "downloaded here, point it at a directory holding config.json, the weights and the tokenizer"
+        )
+    return root
+
+
+def _split_steps(prefix: str) -> list[str]:
+    parts = prefix.split(STOP)
+    steps = [p + STOP for p in parts[:-1]]
+    if parts[-1]:
+        steps.append(parts[-1])
+    return steps
+
+
+class HFGenerator:
+    """A causal LM that samples one reasoning step per request with ``generate(..., stop_strings=["\\n\\n"])``.
+
+    Requests are batched with left padding. Each call seeds torch from the requests' path seeds, so a call is
+    deterministic; unlike the simulator and the tiny GRU, a path's step is not independent of the batch it is
+    sampled in (``generate`` draws one random stream per call).
+
+    Args:
+        model: a ``transformers`` causal LM (``AutoModelForCausalLM``).
+        tokenizer: its tokenizer (a pad token is set to EOS when missing).
+        prompt_template: the prompt; ``{problem}`` is replaced by the problem text.
+        temperature, top_p: sampling parameters (the paper: 0.8, 1.0).
+        max_step_tokens: new tokens per step; max_answer_tokens: new tokens per run to the end.
+        generate_kwargs: extra keywords for ``generate`` (e.g. ``sequence_bias``).
+    """
+
+    def __init__(
+        self, model: Any, tokenizer: Any, *, prompt_template: str = "{problem}\n\n", temperature: float = 0.8,
+        top_p: float = 1.0, max_step_tokens: int = 256, max_answer_tokens: int = 2048,
+        generate_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        if not hasattr(model, "generate"):
+            raise TypeError(f"model must be a transformers causal LM with generate(), got {type(model).__name__}")
+        if not callable(tokenizer):
+            raise TypeError(f"tokenizer must be a transformers tokenizer, got {type(tokenizer).__name__}")
+        if "{problem}" not in prompt_template:
+            raise ValueError("prompt_template must contain '{problem}'")
+        if not math.isfinite(temperature) or temperature <= 0:
+            raise ValueError(f"temperature must be finite and > 0, got {temperature}")
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+        if max_step_tokens < 1 or max_answer_tokens < 1:
+            raise ValueError(f"max_step_tokens and max_answer_tokens must be >= 1, got {max_step_tokens}, "
+                             f"{max_answer_tokens}")  # fmt: skip
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.prompt_template = prompt_template
+        self.temperature, self.top_p = float(temperature), float(top_p)
+        self.max_step_tokens, self.max_answer_tokens = int(max_step_tokens), int(max_answer_tokens)
+        self.generate_kwargs = dict(generate_kwargs or {})
+        self.n_params = float(sum(p.numel() for p in model.parameters()))
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` (no special tokens)."""
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    @torch.no_grad()
+    def step(self, requests: Sequence[StepRequest], *, to_eos: bool = False) -> list[Step]:
+        """One step (or the rest of the answer) per request."""
+        if not requests:
+            return []
+        texts = [self.prompt_template.format(problem=r.problem) + r.prefix for r in requests]
+        side = self.tokenizer.padding_side
+        self.tokenizer.padding_side = "left"
+        try:
+            enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        finally:
+            self.tokenizer.padding_side = side
+        torch.manual_seed(zlib.crc32(repr([r.seed for r in requests]).encode()) + sum(r.depth for r in requests))
+        kwargs: dict[str, Any] = {
+            "do_sample": True, "temperature": self.temperature, "top_p": self.top_p,
+            "max_new_tokens": self.max_answer_tokens if to_eos else self.max_step_tokens,
+            "pad_token_id": self.tokenizer.pad_token_id, **self.generate_kwargs,
+        }  # fmt: skip
+        if not to_eos:
+            kwargs.update(stop_strings=[STOP], tokenizer=self.tokenizer)
+        out = self.model.generate(**enc, **kwargs)
+        new = out[:, enc["input_ids"].shape[1] :]
+        eos = self.tokenizer.eos_token_id
+        steps = []
+        for row in new.tolist():
+            ended = eos in row
+            if ended:
+                row = row[: row.index(eos)]
+            text = self.tokenizer.decode(row, skip_special_tokens=True)
+            if not to_eos and STOP in text:
+                text = text[: text.index(STOP) + len(STOP)]
+                ended = False
+            finished = to_eos or ended or not text.endswith(STOP)
+            n_steps = max(1, len(_split_steps(text)))
+            steps.append(Step(text, self.count_tokens(text), n_steps, finished))
+        return steps
+
+
+class HFPRM:
+    """A process reward model from ``transformers``, read at the end of every step.
+
+    ``mode="value_head"`` (Skywork-style): ``model`` is a token-classification model with one label (a linear head
+    on the hidden states, e.g. ``AutoModelForTokenClassification``); the step score is the sigmoid of the head at
+    the step's last token. ``mode="token_prob"`` (Math-Shepherd/RLHFlow-style): ``model`` is a causal LM, each step
+    is followed by ``step_tag`` and the score is :math:`p(\\text{good})/(p(\\text{good})+p(\\text{bad}))` at the tag.
+    Prefixes are right-padded, so batched scores equal one-by-one scores (tested).
+
+    Args:
+        model, tokenizer: the PRM and its (fast) tokenizer.
+        mode: ``"value_head"`` or ``"token_prob"``.
+        prompt_template: the prompt; ``{problem}`` is replaced.
+        step_tag, good_token, bad_token: for ``token_prob``.
+        batch_size: prefixes per forward pass.
+    """
+
+    def __init__(
+        self, model: Any, tokenizer: Any, *, mode: Literal["value_head", "token_prob"] = "value_head",
+        prompt_template: str = "{problem}\n\n", step_tag: str = " ки", good_token: str = "+", bad_token: str = "-",
+        batch_size: int = 16,
+    ) -> None:  # fmt: skip
+        if mode not in ("value_head", "token_prob"):
+            raise ValueError(f"mode must be 'value_head' or 'token_prob', got {mode!r}")
+        if not callable(getattr(model, "forward", None)):
+            raise TypeError(f"model must be a transformers model, got {type(model).__name__}")
+        if not getattr(tokenizer, "is_fast", False):
+            raise TypeError("tokenizer must be a fast tokenizer (offset mapping locates the step ends)")
+        if "{problem}" not in prompt_template:
+            raise ValueError("prompt_template must contain '{problem}'")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.model, self.tokenizer, self.mode = model.eval(), tokenizer, mode
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.prompt_template, self.step_tag, self.batch_size = prompt_template, step_tag, int(batch_size)
+        self.n_params = float(sum(p.numel() for p in model.parameters()))
+        if mode == "token_prob":
+            ids = [tokenizer(t, add_special_tokens=False)["input_ids"] for t in (good_token, bad_token)]
+            if any(len(i) != 1 for i in ids):
+                raise ValueError(f"good_token and bad_token must be single tokens, got ids {ids}")
+            self.good_id, self.bad_id = ids[0][0], ids[1][0]
+
+    def _text(self, problem: str, prefix: str) -> tuple[str, list[int]]:
+        """The PRM input and the character index of every step's scoring position."""
+        text = self.prompt_template.format(problem=problem)
+        ends = []
+        for step in _split_steps(prefix):
+            if self.mode == "token_prob":
+                text += step.rstrip("\n") + self.step_tag
+                ends.append(len(text) - 1)
+                text += "\n"
+            else:
+                body = step.rstrip("\n") or step
+                ends.append(len(text) + len(body) - 1)
+                text += step
+        return text, ends
+
+    @torch.no_grad()
+    def score(self, problems: Sequence[str], prefixes: Sequence[str]) -> list[list[float]]:
+        """Per-step scores of each prefix, in ``[0, 1]``.
+
+        Raises:
+            ValueError: on mismatched lengths or an empty prefix.
+        """
+        if len(problems) != len(prefixes):
+            raise ValueError(f"problems and prefixes must have the same length, got {len(problems)}, {len(prefixes)}")
+        out: list[list[float]] = []
+        for start in range(0, len(problems), self.batch_size):
+            items = [self._text(p, s) for p, s in zip(problems[start : start + self.batch_size],
+                                                     prefixes[start : start + self.batch_size])]  # fmt: skip
+            for i, (_, ends) in enumerate(items):
+                if not ends:
+                    raise ValueError(f"prefixes[{start + i}] is empty: the PRM scores steps")
+            side = self.tokenizer.padding_side
+            self.tokenizer.padding_side = "right"
+            try:
+                enc = self.tokenizer([t for t, _ in items], return_tensors="pt", padding=True,
+                                     add_special_tokens=False, return_offsets_mapping=True)  # fmt: skip
+            finally:
+                self.tokenizer.padding_side = side
+            offsets = enc.pop("offset_mapping")
+            logits = self.model(**enc).logits.float()
+            for b, (_, ends) in enumerate(items):
+                spans = offsets[b].tolist()
+                row = []
+                for e in ends:
+                    tok = next(j for j, (s0, s1) in enumerate(spans) if s0 <= e < s1)
+                    if self.mode == "value_head":
+                        row.append(float(torch.sigmoid(logits[b, tok, 0])))
+                    else:
+                        pair = torch.softmax(logits[b, tok, [self.good_id, self.bad_id]], dim=-1)
+                        row.append(float(pair[0]))
+                out.append(row)
+        return out
+
+
+def load_generator(path: str | os.PathLike[str], *, dtype: torch.dtype = torch.bfloat16, **kwargs: Any) -> HFGenerator:
+    """An :class:`HFGenerator` from a local model directory (e.g. Qwen2.5-Math-1.5B-Instruct).
+
+    Raises:
+        FileNotFoundError: if ``path`` holds no ``config.json``.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    root = _check_dir(path, "generator path")
+    model = AutoModelForCausalLM.from_pretrained(str(root), dtype=dtype, local_files_only=True)
+    return HFGenerator(model, AutoTokenizer.from_pretrained(str(root), local_files_only=True), **kwargs)
+
+
+def load_prm(
+    path: str | os.PathLike[str], *, mode: Literal["value_head", "token_prob"] = "value_head",
+    dtype: torch.dtype = torch.bfloat16, **kwargs: Any,
+) -> HFPRM:  # fmt: skip
+    """An :class:`HFPRM` from a local model directory (a one-label token-classification head or a causal LM).
+
+    Raises:
+        FileNotFoundError: if ``path`` holds no ``config.json``.
+    """
+    from transformers import AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
+
+    root = _check_dir(path, "PRM path")
+    cls = AutoModelForTokenClassification if mode == "value_head" else AutoModelForCausalLM
+    extra = {"num_labels": 1} if mode == "value_head" else {}
+    model = cls.from_pretrained(str(root), dtype=dtype, local_files_only=True, **extra)
+    return HFPRM(model, AutoTokenizer.from_pretrained(str(root), local_files_only=True), mode=mode, **kwargs)

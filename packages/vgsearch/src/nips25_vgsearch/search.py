@@ -1,0 +1,439 @@
+"""VG-Search: verifier-guided search that verifies every ``g`` generation steps (Chen et al., NeurIPS 2025).
+
+``g = 1`` is the beam search of huggingface/search-and-learn, ``beam_width = 1`` (nothing pruned) is Best-of-N
+with final verification, and ``g`` in between trades verifier calls for generator samples.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from nips25_vgsearch.flops import ComputeLedger, FlopsModel
+from nips25_vgsearch.generator import Generator, Step, StepRequest, path_seed
+from nips25_vgsearch.verifier import AGGREGATIONS, Verifier, aggregate_scores
+
+__all__ = ["GranularityPolicy", "SearchConfig", "SearchResult", "beam_search", "best_of_n", "vg_search"]
+
+#: ``g(first_scores) -> int | None``: chooses the granularity of one problem from its first-step scores.
+GranularityPolicy = Callable[[np.ndarray], "int | None"]
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Hyper-parameters of VG-Search (the paper's ``config.py`` plus ``g``); defaults follow its MATH-500 run.
+
+    Attributes:
+        n: candidates per verification round, :math:`n = B_1 B_2`.
+        beam_width: children per kept beam :math:`B_2`; :math:`B_1 = n / B_2` beams are kept.
+        g: verification granularity, ``>= 1``; ``None`` is the full length (no verification between the first
+            pruning and the end of the answer).
+        num_iterations: verification rounds :math:`I`; ``None`` derives :math:`I = 1 + \\lceil (L-1)/g \\rceil`
+            from ``max_steps`` :math:`L` so that every ``g`` reaches the same depth (the paper: 12/g).
+        max_steps: depth the derived ``num_iterations`` reaches before the last round samples to the end.
+        agg: aggregation of per-step scores: ``"last"``, ``"min"`` or ``"prod"``.
+        filter_duplicates: drop beams whose text equals an earlier beam's before selection.
+        refill: ``"cyclic"`` copies the survivors cyclically up to ``n`` beams (the paper's code);
+            ``"branch"`` gives each survivor exactly ``beam_width`` children (fewer beams once some finish).
+    """
+
+    n: int = 4
+    beam_width: int = 4
+    g: int | None = 1
+    num_iterations: int | None = None
+    max_steps: int = 12
+    agg: str = "last"
+    filter_duplicates: bool = True
+    refill: Literal["cyclic", "branch"] = "cyclic"
+
+    def __post_init__(self) -> None:
+        for name in ("n", "beam_width", "max_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        if self.n % self.beam_width:
+            raise ValueError(f"n must be a multiple of beam_width, got n={self.n}, beam_width={self.beam_width}")
+        if self.g is not None and (isinstance(self.g, bool) or not isinstance(self.g, int) or self.g < 1):
+            raise ValueError(f"g must be an int >= 1 or None (full length), got {self.g!r}")
+        if self.num_iterations is not None and (
+            isinstance(self.num_iterations, bool) or not isinstance(self.num_iterations, int) or self.num_iterations < 1
+        ):
+            raise ValueError(f"num_iterations must be an int >= 1 or None, got {self.num_iterations!r}")
+        if self.agg not in AGGREGATIONS:
+            raise ValueError(f"agg must be one of {AGGREGATIONS}, got {self.agg!r}")
+        if self.refill not in ("cyclic", "branch"):
+            raise ValueError(f"refill must be 'cyclic' or 'branch', got {self.refill!r}")
+
+    @property
+    def keep(self) -> int:
+        """:math:`B_1 = n / B_2`, beams kept after each verification."""
+        return self.n // self.beam_width
+
+    def iterations(self, g: int | None) -> int:
+        """Verification rounds for granularity ``g`` (``num_iterations`` when set)."""
+        if self.num_iterations is not None:
+            return self.num_iterations
+        if g is None:
+            return 1 if self.max_steps == 1 else 2
+        return 1 + math.ceil((self.max_steps - 1) / g)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The outcome of one search on one problem.
+
+    Attributes:
+        problem: the problem text.
+        answer: the completion with the highest aggregated score (ties: a deterministic random order, by path seed).
+        completions: every finished completion, best first.
+        scores: their aggregated scores, same order.
+        g: the granularity used (``None`` = full length; adaptive policies choose it per problem).
+        ledger: token and call counts.
+        flops: total FLOPs under the search's :class:`FlopsModel`.
+        first_scores: aggregated scores of the ``n`` first-step samples (the difficulty proxy), shape ``(n,)``.
+        trace: texts of the kept beams after each verification round.
+    """
+
+    problem: str
+    answer: str
+    completions: list[str]
+    scores: list[float]
+    g: int | None
+    ledger: ComputeLedger
+    flops: float
+    first_scores: np.ndarray
+    trace: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class _Beam:
+    text: str
+    tokens: int
+    depth: int
+    lineage: tuple[int, ...]
+    finished: bool = False
+    step_scores: list[float] = field(default_factory=list)
+    verified_upto: int = 0
+
+
+@dataclass
+class _State:
+    problem: str
+    problem_tokens: int
+    seed: int
+    g: int | None
+    iterations: int
+    active: list[_Beam] = field(default_factory=list)
+    completed: list[_Beam] = field(default_factory=list)
+    ledger: ComputeLedger = field(default_factory=ComputeLedger)
+    first_scores: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    trace: list[list[str]] = field(default_factory=list)
+    done: bool = False
+
+
+def _check_problems(problems: str | Sequence[str]) -> list[str]:
+    if isinstance(problems, str):
+        problems = [problems]
+    if not isinstance(problems, Sequence):
+        raise TypeError(f"problems must be a str or a sequence of str, got {type(problems).__name__}")
+    out = list(problems)
+    if not out:
+        raise ValueError("problems must be non-empty")
+    for i, p in enumerate(out):
+        if not isinstance(p, str) or not p:
+            raise ValueError(f"problems[{i}] must be a non-empty str, got {p!r}")
+    return out
+
+
+def _check_models(generator: Generator, verifier: Verifier) -> None:
+    if not callable(getattr(generator, "step", None)) or not callable(getattr(generator, "count_tokens", None)):
+        raise TypeError(f"generator must follow the Generator protocol, got {type(generator).__name__}")
+    if not callable(getattr(verifier, "score", None)):
+        raise TypeError(f"verifier must follow the Verifier protocol, got {type(verifier).__name__}")
+
+
+def _generate(generator: Generator, pairs: list[tuple[_State, _Beam]], *, to_eos: bool) -> None:
+    """One batched generator call; every (problem, beam) pair grows by one step (or to the end)."""
+    if not pairs:
+        return
+    requests = [
+        StepRequest(problem=s.problem, prefix=b.text, depth=b.depth, seed=path_seed(s.seed, s.problem, b.lineage))
+        for s, b in pairs
+    ]
+    steps = generator.step(requests, to_eos=to_eos)
+    if len(steps) != len(requests):
+        raise ValueError(f"generator.step returned {len(steps)} steps for {len(requests)} requests")
+    for (state, beam), step in zip(pairs, steps):
+        if not isinstance(step, Step):
+            raise TypeError(f"generator.step must return Step objects, got {type(step).__name__}")
+        state.ledger.gen_calls += 1
+        state.ledger.gen_tokens += step.n_tokens
+        state.ledger.prefill_tokens += state.problem_tokens + beam.tokens
+        beam.text += step.text
+        beam.tokens += step.n_tokens
+        beam.depth += step.n_steps
+        beam.finished = bool(step.finished or to_eos or not step.text.strip())
+
+
+def _verify(verifier: Verifier, pairs: list[tuple[_State, _Beam]]) -> None:
+    """One batched verifier call; every beam gets its per-step scores."""
+    if not pairs:
+        return
+    scores = verifier.score([s.problem for s, _ in pairs], [b.text for _, b in pairs])
+    if len(scores) != len(pairs):
+        raise ValueError(f"verifier.score returned {len(scores)} score lists for {len(pairs)} prefixes")
+    for (state, beam), row in zip(pairs, scores):
+        values = [float(v) for v in row]
+        if not values or not all(math.isfinite(v) for v in values):
+            raise ValueError(f"verifier.score must return non-empty finite per-step scores, got {values}")
+        state.ledger.verifier_calls += 1
+        read = state.problem_tokens + beam.tokens
+        state.ledger.verifier_tokens += read
+        state.ledger.verifier_new_tokens += read - beam.verified_upto
+        beam.verified_upto = read
+        beam.step_scores = values
+
+
+def _select(state: _State, config: SearchConfig) -> None:
+    """Move finished beams to ``completed``; keep the top ``B1`` of the rest by aggregated score (stable)."""
+    rest: list[_Beam] = []
+    seen: set[str] = set()
+    for beam in state.active:
+        if beam.finished:
+            state.completed.append(beam)
+        elif config.filter_duplicates and beam.text in seen:
+            continue
+        else:
+            seen.add(beam.text)
+            rest.append(beam)
+    agg = np.array([aggregate_scores(b.step_scores, agg=config.agg) for b in rest])
+    order = np.argsort(-agg, kind="stable")[: config.keep]
+    state.active = [rest[i] for i in order]
+    state.trace.append([b.text for b in state.active])
+    if len(state.completed) >= config.n or not state.active:
+        state.done = True
+
+
+def _refill(state: _State, config: SearchConfig) -> None:
+    """Copy the survivors into the next round's beams; copy ``k > 0`` of a beam starts a new lineage."""
+    survivors = state.active
+    total = len(survivors) * config.beam_width if config.refill == "branch" else config.n
+    beams = []
+    for j in range(total):
+        parent = survivors[j % len(survivors)]
+        k = j // len(survivors)
+        lineage = parent.lineage if k == 0 else (*parent.lineage, parent.depth, k)
+        beams.append(_Beam(parent.text, parent.tokens, parent.depth, lineage, verified_upto=parent.verified_upto))
+    state.active = beams
+
+
+def _result(state: _State, config: SearchConfig, flops_model: FlopsModel) -> SearchResult:
+    scored = [
+        (aggregate_scores(b.step_scores, agg=config.agg), path_seed(state.seed, state.problem, b.lineage), b.text)
+        for b in state.completed
+    ]
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return SearchResult(
+        problem=state.problem,
+        answer=scored[0][2] if scored else "",
+        completions=[t for _, _, t in scored],
+        scores=[s for s, _, _ in scored],
+        g=state.g,
+        ledger=state.ledger,
+        flops=flops_model.flops(state.ledger),
+        first_scores=state.first_scores,
+        trace=state.trace,
+    )
+
+
+def vg_search(
+    problems: str | Sequence[str],
+    generator: Generator,
+    verifier: Verifier,
+    *,
+    n: int = 4,
+    beam_width: int = 4,
+    g: int | GranularityPolicy | None = 1,
+    num_iterations: int | None = None,
+    max_steps: int = 12,
+    agg: str = "last",
+    filter_duplicates: bool = True,
+    refill: Literal["cyclic", "branch"] = "cyclic",
+    seed: int = 0,
+    flops_model: FlopsModel | None = None,
+) -> list[SearchResult]:
+    r"""Variable-granularity verifier-guided search (VG-Search, Chen et al. 2025, Sec. 3, Fig. 2).
+
+    Round 0 samples :math:`n` first steps and verifies them. Each later round (1) **extends** each of the
+    :math:`B_1 = n/B_2` survivors by :math:`g-1` unverified steps (paths that end are verified and completed at the
+    step where they end), (2) **branches** the survivors back to :math:`n` beams, each sampling one step (the last
+    round samples to the end of the answer), and (3) **verifies and selects** the top :math:`B_1` unfinished
+    beams by aggregated PRM score. The search stops when :math:`n` paths are complete or none is active; the
+    answer is the completion with the highest score. Depth after :math:`I` rounds: :math:`1 + (I-1) g`.
+
+    Every problem keeps its own beams and ledger; generator and verifier calls are batched across problems, and a
+    path's randomness depends only on ``(seed, problem, lineage)``, so results do not depend on the batch.
+
+    Args:
+        problems: one problem text or a sequence of them.
+        generator: a :class:`~nips25_vgsearch.generator.Generator`.
+        verifier: a :class:`~nips25_vgsearch.verifier.Verifier`.
+        n, beam_width, num_iterations, max_steps, agg, filter_duplicates, refill: see :class:`SearchConfig`.
+        g: granularity ``>= 1``, ``None`` for the full length, or a policy ``g(first_scores) -> int | None``
+            called per problem after round 0 (adaptive VG-Search, e.g. :class:`~nips25_vgsearch.AdaptiveG`).
+        seed: search seed.
+        flops_model: the FLOPs model; default ``FlopsModel()`` (1.5B generator, 7B PRM).
+
+    Returns:
+        One :class:`SearchResult` per problem, in input order.
+
+    Raises:
+        ValueError: on empty problems or out-of-range hyper-parameters, or malformed generator/verifier output.
+        TypeError: if ``generator``/``verifier`` do not follow their protocols.
+
+    References:
+        Chen, Lu, Okoshi, Mo, Motomura, Fan, "Rethinking Optimal Verification Granularity for Compute-Efficient
+        Test-Time Scaling", NeurIPS 2025, arXiv:2505.11730, Sec. 3.
+
+    Example:
+        >>> from nips25_vgsearch import StepChainTask
+        >>> task = StepChainTask(n_problems=2, seed=0)
+        >>> res = vg_search(task.problems, task.generator(), task.verifier(), n=4, beam_width=2, g=2)
+        >>> len(res), res[0].ledger.verifier_calls > 0
+        (2, True)
+    """
+    policy = g if callable(g) else None
+    config = SearchConfig(
+        n=n, beam_width=beam_width, g=None if policy else g,  # type: ignore[arg-type]
+        num_iterations=num_iterations, max_steps=max_steps, agg=agg, filter_duplicates=filter_duplicates,
+        refill=refill,
+    )  # fmt: skip
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    flops_model = FlopsModel() if flops_model is None else flops_model
+    if not isinstance(flops_model, FlopsModel):
+        raise TypeError(f"flops_model must be a FlopsModel, got {type(flops_model).__name__}")
+    items = _check_problems(problems)
+    _check_models(generator, verifier)
+    states = [_State(p, generator.count_tokens(p), seed, config.g, config.iterations(config.g)) for p in items]
+    for s in states:
+        s.active = [_Beam("", 0, 0, (j,)) for j in range(config.n)]
+    pairs = [(s, b) for s in states for b in s.active]
+    _generate(generator, pairs, to_eos=config.iterations(1 if policy else config.g) == 1)
+    _verify(verifier, pairs)
+    for s in states:
+        s.first_scores = np.array([aggregate_scores(b.step_scores, agg=config.agg) for b in s.active])
+        if policy is not None:
+            chosen = policy(s.first_scores.copy())
+            SearchConfig(n=config.n, beam_width=config.beam_width, g=chosen)  # validates the policy's choice
+            s.g, s.iterations = chosen, config.iterations(chosen)
+        _select(s, config)
+    rnd = 1
+    while any(not s.done and rnd < s.iterations for s in states):
+        live = [s for s in states if not s.done and rnd < s.iterations]
+        _extend(generator, verifier, live, config)
+        for s in live:
+            if not s.active:
+                s.done = True
+            else:
+                _refill(s, config)
+        for to_eos in (False, True):
+            group = [s for s in live if not s.done and (rnd == s.iterations - 1) == to_eos]
+            pairs = [(s, b) for s in group for b in s.active]
+            _generate(generator, pairs, to_eos=to_eos)
+            _verify(verifier, pairs)
+            for s in group:
+                _select(s, config)
+        rnd += 1
+    return [_result(s, config, flops_model) for s in states]
+
+
+def _extend(generator: Generator, verifier: Verifier, states: list[_State], config: SearchConfig) -> None:
+    """The unverified ``g - 1`` steps of every survivor; a path that ends is verified and completed at once."""
+    ticks = max((1 if s.g is None else s.g - 1) for s in states)
+    for t in range(ticks):
+        for to_eos in (False, True):
+            if to_eos:
+                group = [s for s in states if s.g is None and t == 0]
+            else:
+                group = [s for s in states if s.g is not None and t < s.g - 1]
+            pairs = [(s, b) for s in group for b in s.active]
+            _generate(generator, pairs, to_eos=to_eos)
+            ended = [(s, b) for s, b in pairs if b.finished]
+            _verify(verifier, ended)
+            for s, b in ended:
+                s.completed.append(b)
+            for s in group:
+                s.active = [b for b in s.active if not b.finished]
+
+
+def beam_search(
+    problems: str | Sequence[str], generator: Generator, verifier: Verifier, **kwargs: object
+) -> list[SearchResult]:
+    """Beam search of search-and-learn: :func:`vg_search` with ``g = 1`` (a verification after every step).
+
+    Args:
+        problems, generator, verifier: as in :func:`vg_search`.
+        **kwargs: any other keyword of :func:`vg_search` except ``g``.
+
+    Raises:
+        ValueError: if ``g`` is passed.
+    """
+    if "g" in kwargs:
+        raise ValueError("beam_search fixes g=1; use vg_search for another granularity")
+    return vg_search(problems, generator, verifier, g=1, **kwargs)  # type: ignore[arg-type]
+
+
+def best_of_n(
+    problems: str | Sequence[str],
+    generator: Generator,
+    verifier: Verifier,
+    *,
+    n: int = 4,
+    agg: str = "last",
+    seed: int = 0,
+    flops_model: FlopsModel | None = None,
+) -> list[SearchResult]:
+    r"""Best-of-N with a final PRM verification: :math:`n` independent answers, keep :math:`\arg\max` score.
+
+    Path ``j`` uses the same lineage ``(j,)`` as VG-Search's ``j``-th first-step sample, so with a generator that
+    honours :func:`~nips25_vgsearch.generator.step_seed`, VG-Search with ``beam_width=1`` draws the same paths.
+
+    Args:
+        problems: one problem text or a sequence of them.
+        generator, verifier: the models.
+        n: samples per problem, ``>= 1``.
+        agg: per-step score aggregation.
+        seed: search seed.
+        flops_model: the FLOPs model; default ``FlopsModel()``.
+
+    Returns:
+        One :class:`SearchResult` per problem (``trace`` empty, ``g=None``).
+
+    Raises:
+        ValueError: on empty problems or out-of-range hyper-parameters.
+    """
+    config = SearchConfig(n=n, beam_width=1, agg=agg)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    flops_model = FlopsModel() if flops_model is None else flops_model
+    if not isinstance(flops_model, FlopsModel):
+        raise TypeError(f"flops_model must be a FlopsModel, got {type(flops_model).__name__}")
+    items = _check_problems(problems)
+    _check_models(generator, verifier)
+    states = [_State(p, generator.count_tokens(p), seed, None, 1) for p in items]
+    for s in states:
+        s.active = [_Beam("", 0, 0, (j,)) for j in range(n)]
+    pairs = [(s, b) for s in states for b in s.active]
+    _generate(generator, pairs, to_eos=True)
+    _verify(verifier, pairs)
+    for s in states:
+        s.first_scores = np.array([aggregate_scores(b.step_scores, agg=agg) for b in s.active])
+        s.completed, s.active = s.active, []
+    return [_result(s, config, flops_model) for s in states]

@@ -1,0 +1,192 @@
+"""Accuracy-vs-FLOPs sweeps over ``g`` and ``n``, matched-FLOPs comparison and the Pareto front."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nips25_shared import progress
+from nips25_vgsearch.flops import FlopsModel
+from nips25_vgsearch.generator import Generator
+from nips25_vgsearch.search import GranularityPolicy, SearchResult, best_of_n, vg_search
+from nips25_vgsearch.verifier import Verifier
+
+__all__ = ["SweepPoint", "accuracy_at", "method_name", "pareto_front", "run_sweep", "score_results", "search_batched"]
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """Mean accuracy and cost of one method at one ``n`` over a problem set.
+
+    Attributes:
+        method: ``"bon"``, ``"g=1"`` (beam search), ``"g=2"``, ..., ``"g=inf"``, or ``"adaptive"``.
+        n: candidates per round.
+        accuracy: share of right answers.
+        se: binomial standard error of ``accuracy``.
+        flops: mean FLOPs per problem.
+        gen_tokens: mean generated tokens per problem.
+        verifier_calls: mean verifier calls per problem.
+    """
+
+    method: str
+    n: int
+    accuracy: float
+    se: float
+    flops: float
+    gen_tokens: float
+    verifier_calls: float
+
+
+def method_name(g: int | None) -> str:
+    """``"g=<g>"``, ``"g=inf"`` for ``None``."""
+    return "g=inf" if g is None else f"g={g}"
+
+
+def score_results(
+    method: str, n: int, results: Sequence[SearchResult], is_correct: Callable[[str, str], bool]
+) -> tuple[SweepPoint, list[bool]]:
+    """Summarise ``results`` into a :class:`SweepPoint` and the per-problem correctness."""
+    if not results:
+        raise ValueError("results must be non-empty")
+    ok = [bool(is_correct(r.problem, r.answer)) for r in results]
+    acc = float(np.mean(ok))
+    return (
+        SweepPoint(
+            method=method,
+            n=n,
+            accuracy=acc,
+            se=math.sqrt(max(acc * (1 - acc), 1e-12) / len(ok)),
+            flops=float(np.mean([r.flops for r in results])),
+            gen_tokens=float(np.mean([r.ledger.gen_tokens for r in results])),
+            verifier_calls=float(np.mean([r.ledger.verifier_calls for r in results])),
+        ),
+        ok,
+    )
+
+
+def run_sweep(
+    problems: Sequence[str],
+    generator: Generator,
+    verifier: Verifier,
+    is_correct: Callable[[str, str], bool],
+    *,
+    ns: Sequence[int] = (4, 16, 64),
+    gs: Sequence[int | None] = (1, 2, 3, 4, None),
+    beam_width: int = 4,
+    include_bon: bool = True,
+    max_steps: int = 12,
+    seed: int = 0,
+    flops_model: FlopsModel | None = None,
+    batch_size: int = 0,
+) -> tuple[list[SweepPoint], dict[tuple[str, int], list[SearchResult]]]:
+    """Run Best-of-N and VG-Search at every ``g`` and ``n`` on the same problems and seeds.
+
+    Args:
+        problems: the problem set.
+        generator, verifier: the models.
+        is_correct: ``is_correct(problem, completion) -> bool``.
+        ns: candidate counts, each a multiple of ``beam_width``.
+        gs: granularities (``None`` = full length).
+        beam_width: :math:`B_2`.
+        include_bon: also run :func:`best_of_n`.
+        max_steps: see :class:`~nips25_vgsearch.SearchConfig`.
+        seed: search seed (shared by every method).
+        flops_model: the FLOPs model.
+        batch_size: problems per search call (0: all at once).
+
+    Returns:
+        ``(points, results)``: one :class:`SweepPoint` per method and ``n``; the raw results keyed by
+        ``(method, n)``.
+
+    Raises:
+        ValueError: on empty ``ns``/``gs`` or an ``n`` that is not a multiple of ``beam_width``.
+    """
+    if not ns or not gs:
+        raise ValueError("ns and gs must be non-empty")
+    jobs: list[tuple[str, int, int | GranularityPolicy | None]] = []
+    for n in ns:
+        if include_bon:
+            jobs.append(("bon", n, None))
+        jobs += [(method_name(g), n, g) for g in gs]
+    points, raw = [], {}
+    for method, n, g in progress(jobs, desc="sweep"):
+        results = search_batched(
+            problems, generator, verifier, method=method, n=n, g=g, beam_width=beam_width, max_steps=max_steps,
+            seed=seed, flops_model=flops_model, batch_size=batch_size,
+        )  # fmt: skip
+        point, _ = score_results(method, n, results, is_correct)
+        points.append(point)
+        raw[(method, n)] = results
+    return points, raw
+
+
+def search_batched(
+    problems: Sequence[str],
+    generator: Generator,
+    verifier: Verifier,
+    *,
+    method: str,
+    n: int,
+    g: int | GranularityPolicy | None,
+    beam_width: int,
+    max_steps: int,
+    seed: int,
+    flops_model: FlopsModel | None,
+    batch_size: int = 0,
+) -> list[SearchResult]:
+    """Best-of-N (``method="bon"``) or VG-Search on ``problems`` in chunks of ``batch_size`` (0: one chunk)."""
+    size = batch_size or len(problems)
+    out: list[SearchResult] = []
+    for i in range(0, len(problems), size):
+        chunk = list(problems[i : i + size])
+        if method == "bon":
+            out += best_of_n(chunk, generator, verifier, n=n, seed=seed, flops_model=flops_model)
+        else:
+            out += vg_search(
+                chunk, generator, verifier, n=n, beam_width=beam_width, g=g, max_steps=max_steps, seed=seed,
+                flops_model=flops_model,
+            )  # fmt: skip
+    return out
+
+
+def accuracy_at(points: Sequence[SweepPoint], flops: float) -> float:
+    """Accuracy of one method at a FLOPs budget, linear in :math:`\\log_{10}` FLOPs between its sweep points.
+
+    Returns ``nan`` outside the method's measured FLOPs range (no extrapolation).
+
+    Raises:
+        ValueError: if ``points`` is empty or mixes methods, or ``flops`` is not finite and positive.
+    """
+    if not points:
+        raise ValueError("points must be non-empty")
+    if len({p.method for p in points}) != 1:
+        raise ValueError("points must belong to one method")
+    if not math.isfinite(flops) or flops <= 0:
+        raise ValueError(f"flops must be finite and > 0, got {flops}")
+    pts = sorted(points, key=lambda p: p.flops)
+    x = np.log10([p.flops for p in pts])
+    y = np.array([p.accuracy for p in pts])
+    lx = math.log10(flops)
+    if lx < x[0] - 1e-9 or lx > x[-1] + 1e-9:
+        return float("nan")
+    return float(np.interp(lx, x, y))
+
+
+def pareto_front(points: Sequence[SweepPoint]) -> list[SweepPoint]:
+    """The points no other point beats on both axes (fewer-or-equal FLOPs and higher-or-equal accuracy, one strict).
+
+    Returns:
+        The front sorted by FLOPs.
+    """
+    front = []
+    for p in points:
+        dominated = any(
+            q.flops <= p.flops and q.accuracy >= p.accuracy and (q.flops < p.flops or q.accuracy > p.accuracy)
+            for q in points
+        )
+        if not dominated:
+            front.append(p)
+    return sorted(front, key=lambda p: p.flops)
