@@ -1,0 +1,96 @@
+"""Zero-shot TS-Mean vs a GCN trained from scratch per graph (time to the same accuracy), and peak memory vs N x F.
+
+    python packages/gfm/benchmarks/bench_gfm.py [--epochs 60] [--repeats 5]
+
+1. TS-Mean is trained once on three offline graphs. For each held-out graph: the zero-shot inference time (maps
+   solved + one forward, median of ``--repeats`` runs) and accuracy; then a DGL GCN trained from scratch on the
+   graph's own labels until its test accuracy reaches TS-Mean's (at most 300 epochs): its median time. Ratio
+   ours / peer (< 1: the foundation model is faster to that accuracy).
+2. Peak resident memory of one zero-shot prediction on random graphs of growing N x F, each in a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+
+def _child(n: int, f: int) -> None:
+    import numpy as np
+    import scipy.sparse as sp
+    from nips25_gfm import TSGNN, GraphTask, predict, stratified_split
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 5, n)
+    y[:5] = np.arange(5)
+    a = sp.random(n, n, density=min(1.0, 10 / n), random_state=0, data_rvs=np.ones)
+    tr, va, te = stratified_split(y, seed=0)
+    task = GraphTask("random", a, rng.normal(size=(n, f)), y, tr, va, te)
+    model = TSGNN()
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    predict(model, task)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"N": n, "F": f, "seconds": seconds, "peak_mib": peak / 1024, "delta_mib": (peak - base) / 1024}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--epochs", type=int, default=60)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(*args.child)
+        return
+    import os
+
+    os.environ.setdefault("NIPS25_LOG_LEVEL", "WARNING")
+    from nips25_gfm import TSGNN, FitConfig, PerGraphGNN, fit, load_dataset, predict, prepare, zero_shot
+    from nips25_gfm.reproduce import HELD_OUT, TRAIN_POOL
+
+    model = TSGNN()
+    fit(
+        model, [load_dataset(n, max_features=16) for n in TRAIN_POOL[:3]], config=FitConfig(epochs=args.epochs, lr=1e-2)
+    )
+    print(f"{'graph':18s} {'N':>5s} {'F':>3s} {'C':>2s} | {'ours s':>8s} {'acc':>5s} | {'GCN s':>8s} {'ep':>4s} "
+          f"{'acc':>5s} | ratio")  # fmt: skip
+    ratios = []
+    for name in HELD_OUT:
+        task = load_dataset(name, max_features=16)
+        ours = []
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            predict(model, prepare(task))
+            ours.append(time.perf_counter() - start)
+        acc = zero_shot(model, task)
+        peer, info = [], {}
+        for r in range(args.repeats):
+            _, info = PerGraphGNN.train_on(task, epochs=300, seed=r, target_accuracy=acc)
+            peer.append(info["seconds"])
+        t_ours, t_peer = statistics.median(ours), statistics.median(peer)
+        ratios.append(t_ours / t_peer)
+        reached = "" if info["reached"] else " (GCN never reached it)"
+        shape = f"{task.num_nodes:5d} {task.num_features:3d} {task.num_classes:2d}"
+        peer_cols = f"{t_peer:8.4f} {info['epochs']:4d} {info['test_accuracy']:5.3f}"
+        print(f"{name:18s} {shape} | {t_ours:8.4f} {acc:5.3f} | {peer_cols} | {t_ours / t_peer:.3f}{reached}")
+    print(f"median time ratio ours/GCN-to-same-accuracy: {statistics.median(ratios):.3f}")
+    print("\npeak memory of one zero-shot prediction (fresh process each):")
+    print(f"{'N':>6s} {'F':>4s} {'N*F':>9s} | {'seconds':>8s} {'peak MiB':>9s} {'delta MiB':>9s}")
+    for n, f in [(1000, 16), (1000, 64), (4000, 16), (4000, 64), (16000, 64)]:
+        out = subprocess.run([sys.executable, __file__, "--child", str(n), str(f)], capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"{n:6d} {f:4d} failed: {out.stderr.strip().splitlines()[-1:]}")
+            continue
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{n:6d} {f:4d} {n * f:9d} | {row['seconds']:8.3f} {row['peak_mib']:9.1f} {row['delta_mib']:9.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""``nips25-gfm``: reproduce the headline experiment, train a TS-GNN on offline graphs, predict zero-shot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+
+__all__ = ["main"]
+
+
+def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from nips25_gfm.datasets import load_dataset
+    from nips25_gfm.model import TSGNN
+    from nips25_gfm.training import FitConfig, fit
+
+    try:
+        config = FitConfig(epochs=args.epochs, lr=args.lr, lp_ratio=args.lp_ratio)
+        model = TSGNN(hidden=args.hidden, num_layers=args.layers, backbone=args.backbone)
+        tasks = [load_dataset(name, seed=args.seed) for name in args.tasks]
+    except (ValueError, TypeError) as exc:
+        parser.error(str(exc))
+    configure_logging(args.verbose - args.quiet)
+    seed_everything(args.seed)
+    history = fit(model, tasks, config=config, seed=args.seed)
+    path = model.save(args.save)
+    print(json.dumps({"model": str(path), "final_loss": history[-1], "parameters": model.num_parameters()}))
+    return 0
+
+
+def _predict(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from nips25_gfm.datasets import load_dataset
+    from nips25_gfm.model import TSGNN
+    from nips25_gfm.training import zero_shot
+
+    try:
+        model = TSGNN.load(args.model)
+        task = load_dataset(args.task, seed=args.seed)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+    configure_logging(args.verbose - args.quiet)
+    acc = zero_shot(model, task)
+    print(json.dumps({"task": args.task, "nodes": task.num_nodes, "classes": task.num_classes, "test_accuracy": acc}))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``nips25-gfm``."""
+    from nips25_gfm.datasets import DATASETS
+
+    parser = argparse.ArgumentParser(prog="nips25-gfm", description="TS-GNN graph foundation model (NeurIPS 2025).")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
+    add_common_arguments(rep, slug="gfm")
+    tr = sub.add_parser("train", help="train TS-GNN on offline graphs and save it")
+    tr.add_argument("--tasks", nargs="+", required=True, choices=sorted(DATASETS), help="training graphs")
+    tr.add_argument("--save", type=Path, required=True, help="output file for the model")
+    tr.add_argument("--epochs", type=int, default=500)
+    tr.add_argument("--lr", type=float, default=1e-3)
+    tr.add_argument("--lp-ratio", type=float, default=0.5, help="fraction of training labels fed as input")
+    tr.add_argument("--hidden", type=int, default=16)
+    tr.add_argument("--layers", type=int, default=2)
+    tr.add_argument("--backbone", choices=("mean", "gat"), default="mean")
+    pr = sub.add_parser("predict", help="zero-shot accuracy of a saved model on an offline graph")
+    pr.add_argument("--model", type=Path, required=True, help="file written by `train --save`")
+    pr.add_argument("--task", required=True, choices=sorted(DATASETS), help="graph to classify")
+    for p in (tr, pr):
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("-v", "--verbose", action="count", default=0)
+        p.add_argument("-q", "--quiet", action="count", default=0)
+    args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        from nips25_gfm.reproduce import reproduce
+
+        run_reproduce(reproduce, args)
+        return 0
+    if args.command == "train":
+        return _train(args, tr)
+    return _predict(args, pr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,257 @@
+"""Training TS-GNN on a few graphs with label feeding, and zero-shot inference on an unseen graph.
+
+Each epoch and training graph, ``k = floor(|train| * lp_ratio / C)`` training nodes per class have their labels fed
+as input; the other training nodes carry the cross-entropy. The per-graph losses are summed and divided by the
+number of graphs, one AdamW step per epoch, the last epoch kept (paper, Sec. 5; official ``models/gfm.py``,
+``experiment.py``). Zero-shot: feed every training label of the new graph and score its test nodes.
+
+The official sampler writes positions inside the training subset into an N-sized mask as node ids; here the
+positions are mapped back to node ids, so fed and loss nodes are always training nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from nips25_gfm._validation import check_int, check_labels, check_mask, check_positive
+from nips25_gfm.graphs import GraphTask
+from nips25_gfm.least_squares import DEFAULT_LAMBDAS, Conversions, xy_conversions
+from nips25_gfm.model import TSGNN
+from nips25_shared import get_logger, progress, seed_everything
+
+__all__ = [
+    "FitConfig",
+    "PreparedGraph",
+    "accuracy",
+    "fit",
+    "predict",
+    "prepare",
+    "sample_fed_labels",
+    "zero_shot",
+]
+
+_log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """Training hyper-parameters (defaults: official 500 epochs, lr 1e-3, lp_ratio 0.5, weight decay 0.01).
+
+    Attributes:
+        epochs: AdamW steps (>= 1).
+        lr: learning rate (> 0).
+        lp_ratio: fraction of training labels fed as input, in ``(0, 1)``.
+        weight_decay: AdamW weight decay (>= 0).
+    """
+
+    epochs: int = 500
+    lr: float = 1e-3
+    lp_ratio: float = 0.5
+    weight_decay: float = 0.01
+
+    def __post_init__(self) -> None:
+        check_int(self.epochs, "epochs", low=1)
+        check_positive(self.lr, "lr")
+        if not 0.0 < float(self.lp_ratio) < 1.0:
+            raise ValueError(f"lp_ratio: expected a value in (0, 1), got {self.lp_ratio}")
+        check_positive(self.weight_decay, "weight_decay", allow_zero=True)
+
+
+def sample_fed_labels(
+    y: np.ndarray, train_mask: np.ndarray, *, lp_ratio: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Split the training nodes into fed-label nodes and loss nodes.
+
+    ``k = max(1, floor(|train| * lp_ratio / C))`` nodes of each class (all of them when a class has fewer) are fed;
+    every other training node is a loss node. Node ids, never positions inside the training subset.
+
+    Args:
+        y: labels ``[N]`` in ``0..C-1``.
+        train_mask: boolean ``[N]``.
+        lp_ratio: in ``(0, 1)``.
+        rng: numpy generator.
+
+    Returns:
+        Boolean masks ``(fed [N], loss [N])``, disjoint, their union ``train_mask``.
+
+    Raises:
+        ValueError: bad labels, mask or ``lp_ratio``.
+    """
+    y = check_labels(y, "y")
+    mask = check_mask(train_mask, "train_mask", y.shape[0])
+    if not 0.0 < float(lp_ratio) < 1.0:
+        raise ValueError(f"lp_ratio: expected a value in (0, 1), got {lp_ratio}")
+    if not mask.any():
+        raise ValueError("train_mask: needs at least one labelled node")
+    c = int(y.max()) + 1
+    k = max(1, int(mask.sum() * lp_ratio / c))
+    fed = np.zeros_like(mask)
+    for cls in range(c):
+        ids = np.flatnonzero(mask & (y == cls))
+        if ids.size:
+            fed[rng.choice(ids, size=min(k, ids.size), replace=False)] = True
+    return fed, mask & ~fed
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedGraph:
+    """A task with its ``DGLGraph``, tensors and conversion maps, ready for :class:`TSGNN`."""
+
+    task: GraphTask
+    graph: Any
+    x: torch.Tensor
+    y: torch.Tensor
+    onehot: torch.Tensor
+    conv: Conversions
+
+
+def prepare(
+    task: GraphTask,
+    *,
+    n_hops: int = -1,
+    lambdas: Sequence[float] = DEFAULT_LAMBDAS,
+    k_folds: int = 10,
+    dtype: torch.dtype = torch.float32,
+) -> PreparedGraph:
+    """Build the graph, tensors and conversions (fitted on every training label, as the official code) of a task.
+
+    Raises:
+        TypeError: ``task`` is not a :class:`GraphTask`.
+    """
+    if not isinstance(task, GraphTask):
+        raise TypeError(f"task: expected a GraphTask, got {type(task).__name__}")
+    onehot = task.labels_onehot()
+    conv = xy_conversions(
+        task.adjacency, task.x, onehot, task.train_mask, n_hops=n_hops, lambdas=lambdas, k_folds=k_folds
+    )
+    return PreparedGraph(
+        task=task,
+        graph=task.graph,
+        x=torch.as_tensor(task.x, dtype=dtype),
+        y=torch.as_tensor(task.y),
+        onehot=torch.as_tensor(onehot, dtype=dtype),
+        conv=conv,
+    )
+
+
+def _as_prepared(item: GraphTask | PreparedGraph, n_hops: int, dtype: torch.dtype) -> PreparedGraph:
+    if isinstance(item, PreparedGraph):
+        return item
+    return prepare(item, n_hops=n_hops, dtype=dtype)
+
+
+def _param_dtype(model: TSGNN) -> torch.dtype:
+    return next(model.parameters()).dtype
+
+
+def fit(
+    model: TSGNN,
+    tasks: Sequence[GraphTask | PreparedGraph],
+    *,
+    config: FitConfig | None = None,
+    seed: int = 0,
+    use_accelerate: bool = True,
+) -> list[float]:
+    r"""Train ``model`` on the training nodes of ``tasks`` with random label feeding.
+
+    Loss per epoch :math:`\frac{1}{|G|}\sum_{g} \mathrm{CE}(\mathrm{logits}_g[\mathrm{loss}_g], y_g[\mathrm{loss}_g])`,
+    one AdamW step per epoch; the last epoch's weights are kept. Runs under ``accelerate`` (CPU here).
+
+    Args:
+        model: a :class:`TSGNN`.
+        tasks: training graphs (non-empty); :class:`GraphTask` or :func:`prepare` d graphs.
+        config: :class:`FitConfig` (defaults when ``None``).
+        seed: seeds torch/numpy and the label sampler.
+        use_accelerate: wrap model and optimiser with ``accelerate.Accelerator`` (CPU).
+
+    Returns:
+        The loss of each epoch.
+
+    Raises:
+        TypeError, ValueError: bad model, empty ``tasks``.
+    """
+    if not isinstance(model, TSGNN):
+        raise TypeError(f"model: expected a TSGNN, got {type(model).__name__}")
+    cfg = config or FitConfig()
+    if not isinstance(cfg, FitConfig):
+        raise TypeError(f"config: expected FitConfig, got {type(cfg).__name__}")
+    if len(tasks) == 0:
+        raise ValueError("tasks: expected at least one training graph")
+    rng = seed_everything(seed)
+    dtype = _param_dtype(model)
+    graphs = [_as_prepared(t, model.config.n_hops, dtype) for t in tasks]
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    backward: Any = torch.Tensor.backward
+    if use_accelerate:
+        from accelerate import Accelerator
+
+        accelerator = Accelerator(cpu=True)
+        model, opt = accelerator.prepare(model, opt)
+        backward = accelerator.backward
+    model.train()
+    history: list[float] = []
+    for _ in progress(range(cfg.epochs), total=cfg.epochs, desc="TS-GNN epochs"):
+        opt.zero_grad()
+        total = torch.zeros((), dtype=dtype)
+        for g in graphs:
+            fed, loss_nodes = sample_fed_labels(g.task.y, g.task.train_mask, lp_ratio=cfg.lp_ratio, rng=rng)
+            y_obs = g.onehot * torch.as_tensor(fed, dtype=dtype)[:, None]
+            logits = model(g.graph, g.x, y_obs, g.conv)
+            if loss_nodes.any():
+                idx = torch.as_tensor(np.flatnonzero(loss_nodes))
+                total = total + torch.nn.functional.cross_entropy(logits[idx], g.y[idx])
+        loss = total / len(graphs)
+        backward(loss)
+        opt.step()
+        history.append(float(loss.detach()))
+    _log.debug("final training loss %.4f", history[-1])
+    return history
+
+
+@torch.no_grad()
+def predict(model: TSGNN, task: GraphTask | PreparedGraph, *, labelled: np.ndarray | None = None) -> torch.Tensor:
+    """Zero-shot logits ``[N, C]`` of a new graph, feeding the labels of its ``labelled`` nodes.
+
+    The class count C is read from the task's labels; ``labelled`` defaults to the task's ``train_mask`` (every
+    training label fed, as the official zero-shot evaluation).
+
+    Raises:
+        TypeError: bad ``model`` or ``task``.
+        ValueError: bad ``labelled`` mask.
+    """
+    if not isinstance(model, TSGNN):
+        raise TypeError(f"model: expected a TSGNN, got {type(model).__name__}")
+    g = _as_prepared(task, model.config.n_hops, _param_dtype(model))
+    feed = g.task.train_mask if labelled is None else check_mask(labelled, "labelled", g.task.num_nodes)
+    model.eval()
+    y_obs = g.onehot * torch.as_tensor(feed, dtype=g.onehot.dtype)[:, None]
+    return model(g.graph, g.x, y_obs, g.conv)
+
+
+def accuracy(logits: torch.Tensor | np.ndarray, y: np.ndarray, mask: np.ndarray) -> float:
+    """Accuracy of ``argmax logits`` on the nodes of ``mask``.
+
+    Raises:
+        ValueError: shapes disagree or ``mask`` is empty.
+    """
+    scores = logits.detach().cpu().numpy() if isinstance(logits, torch.Tensor) else np.asarray(logits)
+    y = np.asarray(y)
+    if scores.ndim != 2 or scores.shape[0] != y.shape[0]:
+        raise ValueError(f"logits: expected shape [{y.shape[0]}, C], got {scores.shape}")
+    m = check_mask(mask, "mask", y.shape[0])
+    if not m.any():
+        raise ValueError("mask: selects no node")
+    return float(np.mean(scores[m].argmax(axis=1) == y[m]))
+
+
+def zero_shot(model: TSGNN, task: GraphTask | PreparedGraph) -> float:
+    """Test accuracy of ``model`` on an unseen graph with all its training labels fed (no gradient step)."""
+    g = _as_prepared(task, model.config.n_hops, _param_dtype(model)) if isinstance(model, TSGNN) else task
+    logits = predict(model, g)
+    t = g.task if isinstance(g, PreparedGraph) else g
+    return accuracy(logits, t.y, t.test_mask)
