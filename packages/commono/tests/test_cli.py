@@ -23,7 +23,7 @@ def test_generate_then_score_with_oracle_replies(tmp_path, capsys) -> None:  # t
 
 
 def test_demo_prints_a_table(capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["demo", "--n", "10", "--library", "procedural", "-q"]) == 0
+    assert main(["demo", "--n", "6", "--library", "procedural", "-q"]) == 0
     out = capsys.readouterr().out
     assert "| TemplateMatcher |" in out and "| NoneOption |" in out
 

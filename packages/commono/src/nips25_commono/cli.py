@@ -73,7 +73,7 @@ def _demo(args: argparse.Namespace) -> None:
     configure_logging(-args.quiet)
     library = _library(args.library)
     rows: list[tuple[str, ScoreReport, ScoreReport]] = []
-    calib = SceneGenerator(library, n_objects=(3, 16), seed=10_000 + args.seed).examples(max(20, args.n // 5))
+    calib = SceneGenerator(library, n_objects=(3, 16), seed=10_000 + args.seed).examples(max(10, args.n // 5))
     matcher = TemplateMatcher(library, sizes=SceneGenerator(library).config.size_range_px)
     matcher.calibrate([control_example(ex, which=w) for ex in calib for w in (0, 1)])
     models = {

@@ -72,7 +72,7 @@ class ReproduceConfig:
 
 
 PROFILES: dict[str, ReproduceConfig] = {
-    "tiny": ReproduceConfig(n_main=16, n_complex=16, n_calibration=10, canvas=100, n_boot=200),
+    "tiny": ReproduceConfig(n_main=10, n_complex=10, n_calibration=10, canvas=100, n_boot=200),
     "quick": ReproduceConfig(),
     # The paper's sizes (Common-O > 10.5k questions, Complex 12k) on generated scenes: about an hour on 2 cores.
     "paper": ReproduceConfig(n_main=10_500, n_complex=12_000, n_calibration=1000, canvas=448),
