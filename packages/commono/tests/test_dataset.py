@@ -1,0 +1,61 @@
+"""Parquet round trip in the assumed Common-O layout, explicit column mapping, JSONL predictions."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from nips25_commono import (
+    ColumnMap,
+    Oracle,
+    load_common_o,
+    load_predictions,
+    save_predictions,
+    score,
+    write_common_o,
+)
+
+
+def test_parquet_round_trip(examples, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = write_common_o(examples[:5], tmp_path / "data" / "main-00000.parquet")
+    back = load_common_o(tmp_path / "data", subset="main")
+    assert len(back) == 5
+    for a, b in zip(examples[:5], back):
+        assert a.options == b.options and a.answer == b.answer and a.uid == b.uid
+        assert a.images[0].tobytes() == b.images[0].tobytes()  # PNG is lossless
+        assert b.meta["n_objects"] == a.meta["n_objects"]
+    with pytest.raises(FileNotFoundError, match="complex"):
+        load_common_o(tmp_path / "data", subset="complex")
+    assert len(load_common_o(path, limit=2)) == 2
+
+
+def test_column_map_and_letter_answers(examples, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    ex = examples[1]
+    cols = ColumnMap(image_1="img_a", image_2="img_b", options="choices", answer="label", uid=None, n_objects=None)
+    write_common_o([ex], tmp_path / "x.parquet", columns=cols)
+    table = pq.read_table(tmp_path / "x.parquet").to_pylist()
+    none_text = ex.options[ex.none_index]
+    choices = [o for o in ex.options if o != none_text]  # a file without a None option
+    truth = [ex.options[i] for i in sorted(ex.common)]
+    table[0]["choices"] = choices
+    table[0]["label"] = ", ".join(chr(ord("A") + choices.index(t)) for t in truth)  # letters, or "" for None
+    pq.write_table(pa.Table.from_pylist(table), tmp_path / "y.parquet")
+    (back,) = load_common_o(tmp_path / "y.parquet", columns=cols)
+    assert back.options == (*choices, "No objects are in common")
+    assert {back.options[i] for i in back.answer} == (set(truth) or {"No objects are in common"})
+    with pytest.raises(ValueError, match="ColumnMap"):
+        load_common_o(tmp_path / "x.parquet")
+
+
+def test_predictions_jsonl_round_trip(examples, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    replies = [Oracle().answer(ex) for ex in examples[:4]]
+    path = save_predictions(tmp_path / "p.jsonl", examples[:4], replies, include_prompt=True)
+    rec = json.loads(path.read_text().splitlines()[0])
+    assert rec["prediction"] == rec["answer"] and "prompt" in rec
+    back = load_predictions(path)
+    assert score([back[ex.uid] for ex in examples[:4]], examples[:4]).accuracy == 1.0
+    (tmp_path / "bad.jsonl").write_text('{"id": 1}\n')
+    with pytest.raises(ValueError, match="response"):
+        load_predictions(tmp_path / "bad.jsonl")
