@@ -143,7 +143,7 @@ def test_released_sizes():
         ("vis_dim", 0),
         ("window_size", -1),
         ("stride", 1000),
-        ("qformer_heads", 3),
+        ("qformer_heads", 7),
         ("dropout", 1.0),
         ("visual_token_id", 10**6),
         ("prompt_chunk", 0),

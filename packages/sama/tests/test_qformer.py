@@ -67,7 +67,10 @@ def test_temporal_qformer_with_text_matches_transformers():
     mask = (ids != 0).long()
     enc = torch.randn(2, 6, 8)
     q = state["query_tokens"].expand(2, -1, -1)
-    ref = hf(input_ids=ids, attention_mask=mask, query_embeds=q, encoder_hidden_states=enc).last_hidden_state[:, :3]
+    full_mask = torch.cat([torch.ones(2, 3, dtype=torch.long), mask], dim=1)  # transformers masks queries too
+    ref = hf(input_ids=ids, attention_mask=full_mask, query_embeds=q, encoder_hidden_states=enc).last_hidden_state[
+        :, :3
+    ]
     torch.testing.assert_close(
         ours(encoder_hidden_states=enc, input_ids=ids, attention_mask=mask), ref, atol=1e-5, rtol=1e-5
     )

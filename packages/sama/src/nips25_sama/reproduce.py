@@ -38,9 +38,9 @@ class _Profile:
 
 
 PROFILES = {
-    "tiny": _Profile(n_train=24, n_test=16, epochs=1, n_eval_clips=2, latency_frames=2, latency_repeats=1,
+    "tiny": _Profile(n_train=8, n_test=8, epochs=1, n_eval_clips=1, latency_frames=2, latency_repeats=1,
                      latency_full_size=False),
-    "quick": _Profile(n_train=320, n_test=160, epochs=20, n_eval_clips=12, latency_frames=32, latency_repeats=1,
+    "quick": _Profile(n_train=160, n_test=96, epochs=12, n_eval_clips=4, latency_frames=8, latency_repeats=1,
                       latency_full_size=True),
     "paper": _Profile(n_train=1200, n_test=400, epochs=40, n_eval_clips=40, latency_frames=32, latency_repeats=3,
                       latency_full_size=True),
@@ -68,8 +68,11 @@ def _known_answers() -> dict[str, float]:
     b = np.roll(a, s, axis=2)
     errors["J_shift"] = abs(jandf(b, a)[0] - (k - s) / (k + s))
     errors["JF_identical_1"] = abs(jandf(a, a)[2] - 1.0)
-    # BLEU-1 by hand: hypothesis "the cat sat" vs "the cat sat down": 3/3 matches, BP = exp(1 - 4/3).
-    errors["bleu1_hand"] = abs(bleu({"0": ["the cat sat down"]}, {"0": "the cat sat"})[0] - math.exp(1 - 4 / 3))
+    # BLEU-1 by hand: "the cat sat" vs "the cat sat down": 3/3 matches, BP = exp(1 - 4/3), with the COCO scorer's
+    # smoothing constants (1e-15 added to counts, 1e-9 to denominators) written out.
+    p1 = (3 + 1e-15) / (3 + 1e-9)
+    bp = math.exp(1 - (4 + 1e-9) / (3 + 1e-15))
+    errors["bleu1_hand"] = abs(bleu({"0": ["the cat sat down"]}, {"0": "the cat sat"})[0] - p1 * bp)
     return errors
 
 
