@@ -9,7 +9,7 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-torch.set_num_threads(2)
+torch.set_num_threads(1)
 
 
 def _tiny_config(**overrides):
