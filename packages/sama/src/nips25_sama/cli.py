@@ -1,0 +1,100 @@
+"""``nips25-sama``: reproduce the headline experiment, evaluate SAMA-Bench predictions, write demo clips."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+
+__all__ = ["main"]
+
+
+def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from nips25_sama.sama_bench import evaluate_predictions, load_predictions, load_sama_bench
+
+    configure_logging(args.verbose - args.quiet)
+    for name in ("gt", "pred"):
+        if not Path(getattr(args, name)).is_file():
+            parser.error(f"--{name}: {getattr(args, name)} is not a file")
+    if args.frame_root is not None and not Path(args.frame_root).is_dir():
+        parser.error(f"--frame-root: {args.frame_root} is not a directory")
+    try:
+        videos = load_sama_bench(args.gt, frame_root=args.frame_root)
+        preds = load_predictions(args.pred)
+        result = evaluate_predictions(videos, preds, text_sim=args.text_sim, official_compat=args.official_compat,
+                                      with_meteor=args.meteor)  # fmt: skip
+    except (ValueError, KeyError, json.JSONDecodeError) as exc:
+        parser.error(f"cannot evaluate: {exc}")
+    except ModuleNotFoundError as exc:
+        parser.error(f"--text-sim {args.text_sim}: {exc}")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import numpy as np
+
+    from nips25_sama.sama_bench import write_predictions, write_sama_bench
+    from nips25_sama.synthetic import BACKGROUNDS, MOTIONS, OBJECTS, make_scene, scene_conversation
+    from nips25_sama.tracking import track_backprojection
+
+    configure_logging(args.verbose - args.quiet)
+    if args.n_clips < 1:
+        parser.error(f"--n-clips must be >= 1, got {args.n_clips}")
+    rng = np.random.default_rng(args.seed)
+    clips, preds = [], {}
+    for k in range(args.n_clips):
+        objs = [str(o) for o in rng.choice(OBJECTS, size=2, replace=False)]
+        motions = [str(m) for m in rng.choice(MOTIONS, size=2, replace=False)]
+        frames, masks = make_scene(objs, motions, str(rng.choice(BACKGROUNDS)), seed=int(rng.integers(1 << 31)))
+        vid = f"clip{k:03d}"
+        clips.append({"video_id": vid, "frames": frames, "masks": {str(i + 1): m for i, m in enumerate(masks)},
+                      "phrases": {str(i + 1): f"the {o}" for i, o in enumerate(objs)},
+                      "conversations": scene_conversation(objs, motions)})  # fmt: skip
+        preds[vid] = {"masks": np.stack([track_backprojection(frames, m[0]) for m in masks]),
+                      "phrases": ["the object"] * len(masks), "caption": "two objects move"}  # fmt: skip
+    gt = write_sama_bench(args.out, clips)
+    pred = write_predictions(Path(args.out) / "predictions.json", preds)
+    print(json.dumps({"gt": str(gt), "pred": str(pred)}))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``nips25-sama``."""
+    parser = argparse.ArgumentParser(
+        prog="nips25-sama", description="SAMA (NeurIPS 2025): spatio-temporal context aggregator and SAMA-Bench tools."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
+    add_common_arguments(rep, slug="sama")
+    ev = sub.add_parser("eval", help="evaluate SAMA-Bench predictions (mIoU, Recall, J&F, captions)")
+    ev.add_argument("--gt", type=Path, required=True, help="SAMA-Bench annotation JSON")
+    ev.add_argument("--pred", type=Path, required=True, help="predictions JSON (video_id -> caption/phrases/RLE)")
+    ev.add_argument("--frame-root", type=Path, default=None, help="directory of the frame folders (default: JSON's)")
+    ev.add_argument("--text-sim", choices=("minilm", "tfidf", "exact"), default="minilm", help="Recall text similarity")
+    ev.add_argument("--official-compat", action="store_true", help="the released script's Recall pairing")
+    ev.add_argument("--meteor", action="store_true", help="also METEOR (needs Java and pycocoevalcap)")
+    ev.add_argument("-v", "--verbose", action="count", default=0)
+    ev.add_argument("-q", "--quiet", action="count", default=0)
+    demo = sub.add_parser("demo", help="write real-image demo clips + tracker predictions in SAMA-Bench format")
+    demo.add_argument("--out", type=Path, required=True, help="output directory")
+    demo.add_argument("--n-clips", type=int, default=4)
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("-v", "--verbose", action="count", default=0)
+    demo.add_argument("-q", "--quiet", action="count", default=0)
+    args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        from nips25_sama.reproduce import reproduce
+
+        run_reproduce(reproduce, args)
+        return 0
+    if args.command == "eval":
+        return _eval(args, parser)
+    return _demo(args, parser)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

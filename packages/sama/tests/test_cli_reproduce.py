@@ -1,0 +1,85 @@
+"""reproduce (tiny profile), determinism of the proxy, the CLI's user errors, and the README quickstart."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from nips25_sama.cli import main
+
+
+def test_reproduce_tiny_report_structure(tmp_path):
+    from nips25_sama.reproduce import reproduce
+
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    ids = [c.id for c in report.claims]
+    assert ids == [
+        "evaluator-known-answers",
+        "aggregator-beats-pooling",
+        "region-injection-helps",
+        "token-budget",
+        "tracker-through-evaluator",
+    ]
+    assert all(isinstance(c.holds, bool) and c.criterion for c in report.claims)
+    assert report.claims[0].holds  # exact arithmetic: holds at any scale
+    assert set(report.claims[1].measured) == {"mean_pool", "spatial_only", "spatio_temporal", "sama"}
+    assert report.claims[3].measured["sama"] == 1322
+    assert (tmp_path / report.figures[0]).is_file()
+    with pytest.raises(ValueError, match="profile"):
+        reproduce(profile="huge", out_dir=tmp_path)
+
+
+def test_proxy_training_is_deterministic(tokenizer):
+    """Same seed, same data and weights -> identical accuracies and logits."""
+    from nips25_sama.proxy import ProxyTrainConfig, make_proxy_data, proxy_config, train_proxy
+
+    data = make_proxy_data(8, tokenizer=tokenizer, seed=3)
+    again = make_proxy_data(8, tokenizer=tokenizer, seed=3)
+    assert torch.equal(data.tokens, again.tokens) and torch.equal(data.answers, again.answers)
+    cfg = proxy_config(vis_dim=int(data.tokens.shape[-1]))
+    tc = ProxyTrainConfig(epochs=1, batch_size=4)
+    m1, m2 = train_proxy("sama", data, cfg, tc, seed=1), train_proxy("sama", data, cfg, tc, seed=1)
+    batch = {k: getattr(data, k)[:4] for k in ("tokens", "region_visual", "region_shape", "text_ids", "text_mask")}
+    with torch.no_grad():
+        torch.testing.assert_close(m1(batch), m2(batch), atol=0, rtol=0)
+    with pytest.raises(ValueError, match="kind"):
+        train_proxy("lstm", data, cfg, tc, seed=1)
+    with pytest.raises(ValueError, match="epochs"):
+        ProxyTrainConfig(epochs=0)
+
+
+def test_cli_demo_then_eval(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--n-clips", "1", "-q"]) == 0
+    paths = json.loads(capsys.readouterr().out)
+    assert main(["eval", "--gt", paths["gt"], "--pred", paths["pred"], "--text-sim", "exact"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert 0.0 < result["mIoU"] <= 1.0 and result["text_sim"] == "exact"
+
+
+def test_cli_user_errors_exit_2(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "--gt", str(tmp_path / "nope.json"), "--pred", str(tmp_path / "nope.json")])
+    assert exc.value.code == 2
+    assert "--gt" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "--gt", str(bad), "--pred", str(bad)])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--out", str(tmp_path), "--n-clips", "0"])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--profile", "huge"])
+    assert exc.value.code == 2
+
+
+def test_readme_quickstart_runs():
+    """The README's first python block runs exactly as written."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"```python\n(.*?)```", readme, re.S)
+    assert block is not None
+    exec(compile(block.group(1), "README.md", "exec"), {})
