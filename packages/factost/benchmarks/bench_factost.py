@@ -4,7 +4,7 @@ Same work for every model: one batch of windows ``(B, L=12, N)`` -> ``(B, H=12, 
 several runs; also one training step (forward + backward + AdamW). Prints absolute times, the ratios ours/peer and
 the process's peak resident memory after each model (``ru_maxrss``; models run from smallest to largest).
 
-    python packages/factost/benchmarks/bench_factost.py [--nodes 20 100] [--repeats 15]
+    python packages/factost/benchmarks/bench_factost.py [--nodes 20 100] [--repeats 9]
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def _peak_mib() -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[20, 100])
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--repeats", type=int, default=9)
     args = parser.parse_args()
     torch.manual_seed(0)
     cfg = BackboneConfig(d_model=64, n_layers=3, d_ff=128, n_domains=7, dropout=0.0)

