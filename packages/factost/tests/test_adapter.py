@@ -139,3 +139,24 @@ def test_bad_inputs(backbone, adapter, panel):
         model.fit(panel.slice(0, 40).__class__(np.zeros((40, 3)), panel.timestamps[:40]))
     with pytest.raises(ValueError, match="at least 2"):
         alignment_penalty(torch.zeros(1, 2), torch.zeros(3, 2))
+
+
+def test_factost_is_node_permutation_equivariant(backbone, adapter):
+    """Permuting the nodes of the input and of the adapter's node parameters permutes the forecasts.
+
+    Positive factors avoid ReLU ties at zero, which top-k breaks by node index (not permutation-invariant).
+    """
+    with torch.no_grad():
+        adapter.e1.abs_()
+        adapter.e2.abs_()
+    model = FactoST(backbone, adapter).eval()
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 12, 4, generator=g)
+    cal = torch.stack([torch.randint(0, 7, (3, 24), generator=g), torch.randint(0, 12, (3, 24), generator=g)], -1)
+    perm = torch.tensor([2, 0, 3, 1])
+    with torch.no_grad():
+        out = model(x, cal)
+        for name in ("node_emb", "e1", "e2"):
+            getattr(adapter, name).copy_(getattr(adapter, name)[perm])
+        out_perm = model(x[..., perm], cal)
+    torch.testing.assert_close(out_perm, out[..., perm], rtol=1e-5, atol=1e-5)
