@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import resource
 import statistics
 import time
 from dataclasses import asdict
@@ -316,8 +317,9 @@ def _reproduce(profile: str, cfg: dict[str, Any], seed: int, out_dir: Path) -> R
             scale_note="joint model = our equal-width Transformer over all (patch, node) tokens, not OpenCity",
         ),
     ]
-    config = {"profile": cfg, "utp": asdict(utp), "backbone": asdict(bcfg), "fit": asdict(fit), "frac": FRAC,
-              "split": SPLIT, "season": SEASON,
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    config = {"peak_rss_mib": round(peak_mib, 1), "profile": cfg, "utp": asdict(utp), "backbone": asdict(bcfg),
+              "fit": asdict(fit), "frac": FRAC, "split": SPLIT, "season": SEASON,
               "metrics": {t: {m: {k: round(v, 4) for k, v in d.items()} for m, d in rs[0]["metrics"].items()}
                           for t, rs in runs.items()}}  # fmt: skip
     return Report(
