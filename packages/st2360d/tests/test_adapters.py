@@ -33,7 +33,9 @@ def test_depth_anything_v2_matches_the_transformers_forward(tiny_dav2_dir):
 
 def test_depth_anything_v2_runs_inside_st2360d(tiny_dav2_dir):
     erp = np.random.default_rng(1).integers(0, 256, (32, 64, 3)).astype(np.uint8)
-    out = ST2360D(DepthAnythingV2(tiny_dav2_dir), ST2360DConfig(frame_size=28)).predict(erp, show_progress=False)
+    out = ST2360D(DepthAnythingV2(tiny_dav2_dir), ST2360DConfig(sampler="cubemap", frame_size=28)).predict(
+        erp, show_progress=False
+    )
     assert out.valid.all() and np.isfinite(out.depth).all() and (out.depth > 0).all()
 
 

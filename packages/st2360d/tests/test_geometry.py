@@ -164,3 +164,46 @@ def test_p2e_mask_equals_brute_force_frustum_test(fov):
     for yaw, pitch in [*sus_views().tolist(), [10.0, 89.0], [-170.0, -89.0]]:
         _, valid = p2e(np.ones((8, 8)), yaw=yaw, pitch=pitch, fov=fov, h=48, w=96)
         np.testing.assert_array_equal(valid, coverage(np.array([[yaw, pitch]]), fov=fov, h=48, w=96) > 0)
+
+
+def test_helpers_reject_bad_input():
+    """The smaller public helpers name the argument they reject."""
+    from nips25_st2360d import (
+        Box,
+        RoomScene,
+        Sphere,
+        blend_weights,
+        frame_ray_norm,
+        frame_rays,
+        make_views,
+        perspective_grid,
+        render_room,
+    )
+
+    cases = [
+        (lambda: perspective_grid(0.0, 8), ValueError, "fov"),
+        (lambda: perspective_grid(90.0, 1), ValueError, "size"),
+        (lambda: frame_ray_norm(90.0, 0), ValueError, "size"),
+        (lambda: rays_to_erp_coords(np.zeros((4, 2)), 8, 16), ValueError, "rays"),
+        (lambda: rays_to_erp_coords(np.zeros((4, 3)), 8, 2), ValueError, "w"),
+        (lambda: distance_to_z(np.full((3, 3), np.inf), fov=90.0), ValueError, "rho"),
+        (lambda: blend_weights(fov=90.0, size=8, blend="gauss"), ValueError, "blend"),
+        (lambda: blend_weights(fov=90.0, size=8, power=-2.0), ValueError, "power"),
+        (lambda: make_views({"sampler": "sus"}), TypeError, "config"),
+        (lambda: frame_rays(np.zeros((2, 3)), fov=90.0, size=4), ValueError, "views"),
+        (lambda: render_room(-1), ValueError, "seed"),
+        (lambda: render_room(0, h=1), ValueError, "h"),
+        (lambda: RoomScene.random(0, n_boxes=-1), ValueError, "n_boxes"),
+        (lambda: Box((0.0, 0.0, 0.0), (1.0, -1.0, 1.0)), ValueError, "lo"),
+        (lambda: Box((0.0, 0.0), (1.0, 1.0, 1.0)), ValueError, "lo"),
+        (lambda: Sphere((0.0, 0.0, 3.0), 0.0), ValueError, "radius"),
+        (lambda: Sphere((0.0, np.nan, 3.0), 1.0), ValueError, "center"),
+        (lambda: RoomScene(Box((1.0, 1.0, 1.0), (2.0, 2.0, 2.0))), ValueError, "room"),
+        (lambda: RoomScene("room"), TypeError, "room"),
+        (lambda: RoomScene(Box((-3.0,) * 3, (3.0,) * 3), spheres=(Sphere((0.0, 0.0, 0.5), 1.0),)), ValueError,
+         "spheres"),
+        (lambda: RoomScene(Box((-3.0,) * 3, (3.0,) * 3)).ray_distance(np.ones((2, 2))), ValueError, "rays"),
+    ]  # fmt: skip
+    for call, err, match in cases:
+        with pytest.raises(err, match=match):
+            call()

@@ -38,8 +38,8 @@ def test_cli_run_with_a_local_model(tmp_path, tiny_dav2_dir):
     img = tmp_path / "pano.png"
     imsave(img, np.random.default_rng(0).integers(0, 256, (32, 64, 3)).astype(np.uint8))
     out = tmp_path / "depth.npy"
-    assert main(["run", str(img), "--model-path", str(tiny_dav2_dir), "--out", str(out), "--frame-size", "28",
-                 "-q"]) == 0  # fmt: skip
+    argv = ["run", str(img), "--model-path", str(tiny_dav2_dir), "--out", str(out), "--frame-size", "28"]
+    assert main([*argv, "--sampler", "cubemap", "-q"]) == 0
     assert np.load(out).shape == (32, 64)
 
 

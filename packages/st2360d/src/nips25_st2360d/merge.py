@@ -121,6 +121,8 @@ class MergeResult:
 
 def make_views(config: ST2360DConfig) -> np.ndarray:
     """The frame sequence's views, ``(T, 2)`` ``(yaw, pitch)`` degrees, sampled and ordered as ``config`` says."""
+    if not isinstance(config, ST2360DConfig):
+        raise TypeError(f"config must be an ST2360DConfig, got {type(config).__name__}")
     if config.sampler == "sus":
         views = sus_views(n_eq=config.n_eq, n_rings=config.n_rings, yaw_offset=config.yaw_offset)
     elif config.sampler == "latlong":

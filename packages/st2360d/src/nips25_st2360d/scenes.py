@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from nips25_st2360d._validation import check_array, check_int
+from nips25_st2360d._validation import check_array, check_int, check_real
 from nips25_st2360d.geometry import MAX_ERP_WIDTH, erp_rays
 
 __all__ = ["Box", "RoomScene", "Sphere", "render_room"]
@@ -34,6 +34,13 @@ def _textures() -> dict[str, np.ndarray]:
     return out
 
 
+def _vec3(name: str, value: object) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64) if isinstance(value, (tuple, list, np.ndarray)) else None
+    if arr is None or arr.shape != (3,) or not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be 3 finite numbers, got {value!r}")
+    return arr
+
+
 @dataclass(frozen=True)
 class Box:
     """Axis-aligned box ``lo <= p <= hi`` (metres) with an RGB tint in [0, 1]."""
@@ -41,6 +48,12 @@ class Box:
     lo: tuple[float, float, float]
     hi: tuple[float, float, float]
     tint: tuple[float, float, float] = (0.6, 0.6, 0.6)
+
+    def __post_init__(self) -> None:
+        lo, hi = _vec3("lo", self.lo), _vec3("hi", self.hi)
+        _vec3("tint", self.tint)
+        if not (lo < hi).all():
+            raise ValueError(f"lo must be < hi on every axis, got lo={self.lo}, hi={self.hi}")
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,11 @@ class Sphere:
     center: tuple[float, float, float]
     radius: float
     tint: tuple[float, float, float] = (0.6, 0.6, 0.6)
+
+    def __post_init__(self) -> None:
+        _vec3("center", self.center)
+        _vec3("tint", self.tint)
+        check_real("radius", self.radius, low=0.0, open_low=True)
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,8 @@ class RoomScene:
     posters: tuple[tuple[str, float, float, float, float], ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.room, Box):
+            raise TypeError(f"room must be a Box, got {type(self.room).__name__}")
         lo, hi = np.asarray(self.room.lo), np.asarray(self.room.hi)
         if not ((lo < 0) & (hi > 0)).all():
             raise ValueError(f"room must contain the camera at the origin, got lo={self.room.lo}, hi={self.room.hi}")
