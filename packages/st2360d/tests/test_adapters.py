@@ -70,3 +70,74 @@ def test_adapters_reject_bad_input(tmp_path):
         frames_to_tensor(FRAMES.astype(np.float32))
     with pytest.raises(ValueError, match="module output"):
         TorchVideoModel(torch.nn.Identity()).predict(FRAMES)
+
+
+def _fake_vda_package(root):
+    """A stand-in ``video_depth_anything`` package with VDA's constructor and forward signature (tiny network)."""
+    pkg = root / "video_depth_anything"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "video_depth.py").write_text(
+        "import torch\n"
+        "class VideoDepthAnything(torch.nn.Module):\n"
+        "    def __init__(self, encoder='vitl', features=256, out_channels=(1,), metric=False):\n"
+        "        super().__init__()\n"
+        "        self.proj = torch.nn.Conv2d(3, 1, 1)\n"
+        "        self.temporal = torch.nn.Linear(features, features)\n"
+        "    def forward(self, x):\n"
+        "        b, t = x.shape[:2]\n"
+        "        y = self.proj(x.flatten(0, 1)).squeeze(1)\n"
+        "        return torch.nn.functional.softplus(y).unflatten(0, (b, t))\n"
+    )
+
+
+def test_video_depth_anything_loads_a_local_checkpoint_strictly(tmp_path, monkeypatch):
+    """The loader imports VDA's class from a local clone, builds the encoder config and loads the .pth strictly."""
+    import sys
+
+    from nips25_st2360d.adapters import load_video_depth_anything
+
+    _fake_vda_package(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "video_depth_anything", raising=False)
+    monkeypatch.delitem(sys.modules, "video_depth_anything.video_depth", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from video_depth_anything.video_depth import VideoDepthAnything
+
+    torch.manual_seed(0)
+    net = VideoDepthAnything(encoder="vits", features=64, out_channels=[48, 96, 192, 384])
+    torch.save(net.state_dict(), tmp_path / "video_depth_anything_vits.pth")
+    model = load_video_depth_anything(tmp_path / "video_depth_anything_vits.pth", encoder="vits", repo_path=tmp_path)
+    assert model.output == "disparity"
+    with torch.inference_mode():
+        ref = net(frames_to_tensor(FRAMES)[None])[0].numpy()
+    np.testing.assert_allclose(model.predict(FRAMES), np.maximum(ref, 1e-3 * ref.max()), rtol=1e-6)
+    with pytest.raises(ValueError, match="frames"):
+        model.predict(np.zeros((33, 14, 14, 3), np.uint8))
+    torch.save({"proj.weight": torch.zeros(1, 3, 1, 1)}, tmp_path / "bad.pth")
+    with pytest.raises(RuntimeError):
+        load_video_depth_anything(tmp_path / "bad.pth", encoder="vits", repo_path=tmp_path)
+
+
+def test_video_depth_anything_loader_rejects_bad_input(tmp_path):
+    from nips25_st2360d.adapters import load_video_depth_anything
+
+    with pytest.raises(ValueError, match="ckpt_path"):
+        load_video_depth_anything(tmp_path / "missing.pth")
+    (tmp_path / "w.pth").write_bytes(b"")
+    with pytest.raises(ValueError, match="encoder"):
+        load_video_depth_anything(tmp_path / "w.pth", encoder="vitg")
+    with pytest.raises(ValueError, match="repo_path"):
+        load_video_depth_anything(tmp_path / "w.pth", repo_path=tmp_path)
+
+
+def test_video_depth_anything_loader_explains_missing_code(tmp_path, monkeypatch):
+    import sys
+
+    from nips25_st2360d.adapters import load_video_depth_anything
+
+    monkeypatch.setitem(sys.modules, "video_depth_anything", None)
+    monkeypatch.setitem(sys.modules, "video_depth_anything.video_depth", None)
+    (tmp_path / "w.pth").write_bytes(b"")
+    with pytest.raises(ImportError, match="Video-Depth-Anything"):
+        load_video_depth_anything(tmp_path / "w.pth")

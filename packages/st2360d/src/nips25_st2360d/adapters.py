@@ -3,8 +3,10 @@ r"""Real depth networks behind the :class:`~nips25_st2360d.models.VideoDepthMode
 * :class:`DepthAnythingV2`: Depth Anything V2 through ``transformers`` (``DepthAnythingForDepthEstimation``) from a
   local directory; an image model, run frame by frame. Relative checkpoints predict affine-invariant disparity
   (``output="disparity"``), metric ones depth in metres (``output="depth"``).
-* :class:`TorchVideoModel`: any ``torch.nn.Module`` mapping a clip ``(1, T, 3, s, s)`` to ``(1, T, s, s)``, e.g. the
-  official Video Depth Anything network built from its own repository and checkpoint.
+* :class:`TorchVideoModel`: any ``torch.nn.Module`` mapping a clip ``(1, T, 3, s, s)`` to ``(1, T, s, s)``.
+* :func:`load_video_depth_anything`: the official Video Depth Anything network (its own code, imported from a local
+  clone of its repository, which is not on PyPI) with a local ``.pth`` checkpoint loaded strictly, as a
+  :class:`TorchVideoModel`.
 
 Install with ``pip install 'nips25-st2360d[models]'``. Nothing is downloaded: weights come from a local path.
 """
@@ -20,10 +22,25 @@ import numpy as np
 from nips25_st2360d._validation import check_array, check_choice, check_int
 from nips25_st2360d.models import OUTPUTS
 
-__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "DepthAnythingV2", "TorchVideoModel", "frames_to_tensor"]
+__all__ = [
+    "IMAGENET_MEAN",
+    "IMAGENET_STD",
+    "VDA_CONFIGS",
+    "DepthAnythingV2",
+    "TorchVideoModel",
+    "frames_to_tensor",
+    "load_video_depth_anything",
+]
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+# Encoder configurations of Video Depth Anything (official run.py).
+VDA_CONFIGS: dict[str, dict[str, Any]] = {
+    "vits": {"encoder": "vits", "features": 64, "out_channels": [48, 96, 192, 384]},
+    "vitb": {"encoder": "vitb", "features": 128, "out_channels": [96, 192, 384, 768]},
+    "vitl": {"encoder": "vitl", "features": 256, "out_channels": [256, 512, 1024, 1024]},
+}
+VDA_WINDOW = 32
 
 
 def _torch() -> Any:
@@ -142,3 +159,67 @@ class TorchVideoModel:
         if y.ndim != 4 or y.shape[:2] != (1, len(frames)):
             raise ValueError(f"module output must have shape (1, T={len(frames)}, h, w), got {tuple(y.shape)}")
         return _positive(y[0], frames.shape[1], self.eps)
+
+
+def load_video_depth_anything(
+    ckpt_path: str | os.PathLike[str],
+    *,
+    encoder: str = "vits",
+    metric: bool = False,
+    repo_path: str | os.PathLike[str] | None = None,
+    device: str = "cpu",
+) -> TorchVideoModel:
+    """Video Depth Anything from its official code and a local checkpoint, strictly loaded, as a sequence model.
+
+    The network class is imported from ``video_depth_anything.video_depth`` (a clone of
+    github.com/DepthAnything/Video-Depth-Anything, given by ``repo_path`` or already importable); nothing is
+    downloaded. The sequence must fit one VDA window (``T <= 32``; the default SUS sequence has 24 frames), so VDA's
+    own multi-window inference (keyframe overlap and scale alignment between windows) is not needed.
+
+    Args:
+        ckpt_path: local ``video_depth_anything_<encoder>.pth`` (or ``metric_video_depth_anything_<encoder>.pth``).
+        encoder: ``"vits"`` (Apache-2.0 weights), ``"vitb"`` or ``"vitl"``.
+        metric: the metric-depth variant (output depth) instead of the relative one (output disparity).
+        repo_path: directory of the VDA clone to put on ``sys.path`` (optional).
+        device: torch device string.
+
+    Returns:
+        A :class:`TorchVideoModel` around the loaded network.
+
+    Raises:
+        ValueError: if ``ckpt_path`` or ``repo_path`` does not exist, or ``encoder`` is unknown.
+        ImportError: if the VDA code cannot be imported.
+        RuntimeError: if the checkpoint does not match the network (strict loading).
+    """
+    import sys
+
+    torch = _torch()
+    ckpt = Path(ckpt_path)
+    if not ckpt.is_file():
+        raise ValueError(f"ckpt_path must be a local Video Depth Anything checkpoint (.pth), got {str(ckpt)!r}")
+    check_choice("encoder", encoder, tuple(VDA_CONFIGS))
+    if repo_path is not None:
+        repo = Path(repo_path)
+        if not (repo / "video_depth_anything").is_dir():
+            raise ValueError(f"repo_path must be a clone of Video-Depth-Anything, got {str(repo)!r}")
+        if str(repo) not in sys.path:
+            sys.path.insert(0, str(repo))
+    try:
+        from video_depth_anything.video_depth import VideoDepthAnything
+    except ImportError as err:
+        raise ImportError(
+            "Video Depth Anything's code is not importable: clone github.com/DepthAnything/Video-Depth-Anything and "
+            "pass repo_path=<clone> (it is not on PyPI)"
+        ) from err
+    net = VideoDepthAnything(**VDA_CONFIGS[encoder], metric=metric)
+    net.load_state_dict(torch.load(str(ckpt), map_location="cpu", weights_only=True), strict=True)
+    return _WindowedVideoModel(net, output="depth" if metric else "disparity", device=device)
+
+
+class _WindowedVideoModel(TorchVideoModel):
+    """A :class:`TorchVideoModel` that refuses clips longer than one VDA window."""
+
+    def predict(self, frames: np.ndarray, *, views: np.ndarray | None = None, fov: float | None = None) -> np.ndarray:
+        if len(frames) > VDA_WINDOW:
+            raise ValueError(f"frames must hold at most {VDA_WINDOW} frames (one VDA window), got {len(frames)}")
+        return super().predict(frames, views=views, fov=fov)
