@@ -165,8 +165,8 @@ def z_to_distance(z: np.ndarray, *, fov: float) -> np.ndarray:
         ValueError: on a non-square frame, NaN/inf, or a bad ``fov``.
 
     Example:
-        >>> float(z_to_distance(np.ones((3, 3)), fov=90.0)[0, 0])  # corner ray (1, 1, 1)
-        1.7320508...
+        >>> round(float(z_to_distance(np.ones((3, 3)), fov=90.0)[0, 0]), 6)  # corner ray (1, 1, 1): sqrt(3)
+        1.732051
     """
     z = check_array("z", z, ndim=(2, 3))
     if z.shape[-1] != z.shape[-2]:
@@ -289,8 +289,8 @@ def p2e(
 
     Example:
         >>> vals, valid = p2e(np.ones((32, 32)), yaw=0.0, pitch=0.0, fov=90.0, h=64, w=128)
-        >>> round(float(valid.mean()), 2)  # a 90-degree view covers about 1/6 of the sphere
-        0.16
+        >>> round(float(valid.mean()), 2)  # 1/6 of the sphere, but ERP pixels oversample the poles
+        0.12
     """
     frame = check_array("frame", frame, ndim=(2, 3))
     if frame.shape[0] != frame.shape[1]:
