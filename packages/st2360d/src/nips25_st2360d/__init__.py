@@ -1,0 +1,82 @@
+"""nips25-st2360d: training-free 360-degree depth from a video depth model (ST²360D, NeurIPS 2025).
+
+An equirectangular panorama becomes a perspective frame sequence (spherical-uniform sampling, latitude-guided
+scanning), a video depth model predicts the sequence, and the frames merge back into one 360-degree depth map with a
+single global scale.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from nips25_st2360d.alignment import ALIGN_MODES, align, fit_alignment
+from nips25_st2360d.geometry import (
+    distance_to_z,
+    e2p,
+    erp_rays,
+    frame_ray_norm,
+    p2e,
+    perspective_grid,
+    rays_to_erp_coords,
+    view_rotation,
+    z_to_distance,
+)
+from nips25_st2360d.merge import ST2360D, MergeResult, ST2360DConfig, blend_weights, make_views
+from nips25_st2360d.metrics import METRIC_NAMES, depth_metrics
+from nips25_st2360d.models import ErpDepthTruth, IndependentOracle, OracleVDE, VideoDepthModel, frame_rays
+from nips25_st2360d.scenes import Box, RoomScene, Sphere, render_room
+from nips25_st2360d.views import (
+    coverage,
+    cubemap_views,
+    fibonacci_views,
+    latlong_views,
+    lgs_order,
+    random_order,
+    sus_ring_counts,
+    sus_views,
+    view_overlap,
+)
+
+try:
+    __version__ = version("nips25-st2360d")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without installation
+    __version__ = "0.0.0"
+
+__all__ = [
+    "ALIGN_MODES",
+    "METRIC_NAMES",
+    "ST2360D",
+    "Box",
+    "ErpDepthTruth",
+    "IndependentOracle",
+    "MergeResult",
+    "OracleVDE",
+    "RoomScene",
+    "ST2360DConfig",
+    "Sphere",
+    "VideoDepthModel",
+    "__version__",
+    "align",
+    "blend_weights",
+    "coverage",
+    "cubemap_views",
+    "depth_metrics",
+    "distance_to_z",
+    "e2p",
+    "erp_rays",
+    "fibonacci_views",
+    "fit_alignment",
+    "frame_ray_norm",
+    "frame_rays",
+    "latlong_views",
+    "lgs_order",
+    "make_views",
+    "p2e",
+    "perspective_grid",
+    "random_order",
+    "rays_to_erp_coords",
+    "render_room",
+    "sus_ring_counts",
+    "sus_views",
+    "view_overlap",
+    "view_rotation",
+    "z_to_distance",
+]

@@ -1,0 +1,102 @@
+"""``nips25-st2360d``: reproduce the headline experiment, or estimate a panorama's depth with a local model."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+
+__all__ = ["main"]
+
+
+def _read_panorama(parser: argparse.ArgumentParser, path: Path) -> np.ndarray:
+    from skimage.io import imread
+
+    if not path.is_file():
+        parser.error(f"IMAGE: no such file: {path}")
+    try:
+        img = np.asarray(imread(str(path)))
+    except Exception as err:
+        parser.error(f"IMAGE: cannot read {path} as an image ({err})")
+    if img.ndim == 3 and img.shape[2] == 4:
+        img = img[..., :3]
+    if img.ndim != 3 or img.shape[2] != 3:
+        parser.error(f"IMAGE: expected an RGB panorama (H, W, 3), got shape {img.shape}")
+    if img.shape[1] != 2 * img.shape[0]:
+        parser.error(f"IMAGE: an equirectangular panorama has width = 2 x height, got {img.shape[1]}x{img.shape[0]}")
+    if img.dtype != np.uint8:
+        img = np.clip(img.astype(np.float64) / max(float(img.max()), 1.0) * 255.0, 0, 255).astype(np.uint8)
+    return img
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from nips25_st2360d.merge import ST2360D, ST2360DConfig
+
+    configure_logging(args.verbose - args.quiet)
+    if args.out.suffix not in (".npy", ".png"):
+        parser.error(f"--out must end in .npy (float32 ray distance) or .png (preview), got {args.out}")
+    if not args.model_path.is_dir():
+        parser.error(f"--model-path: not a directory: {args.model_path} (weights are never downloaded)")
+    if not (args.model_path / "config.json").is_file():
+        parser.error(f"--model-path: {args.model_path} has no config.json (expected a Depth Anything V2 directory)")
+    erp = _read_panorama(parser, args.image)
+    try:
+        config = ST2360DConfig(sampler=args.sampler, order=args.order, frame_size=args.frame_size, fov=args.fov)
+    except (TypeError, ValueError) as err:
+        parser.error(str(err))
+    try:
+        from nips25_st2360d.adapters import DepthAnythingV2
+
+        model = DepthAnythingV2(args.model_path, device=args.device)
+    except ImportError as err:
+        parser.error(str(err))
+    except (OSError, ValueError) as err:
+        parser.error(f"--model-path: cannot load a Depth Anything V2 model from {args.model_path} ({err})")
+    depth = ST2360D(model, config).predict(erp).depth
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if args.out.suffix == ".npy":
+        np.save(args.out, depth)
+    else:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        plt.imsave(args.out, depth, cmap="magma_r")
+    print(f"wrote {args.out} ({depth.shape[0]}x{depth.shape[1]}, relative ray distance, {model.output} model)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``nips25-st2360d``."""
+    parser = argparse.ArgumentParser(prog="nips25-st2360d", description="ST²360D (NeurIPS 2025): 360° depth from a "
+                                     "video depth model over a spherical frame sweep.")  # fmt: skip
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
+    add_common_arguments(rep, slug="st2360d")
+    run = sub.add_parser("run", help="estimate the depth of an equirectangular panorama with a local model")
+    run.add_argument("image", type=Path, help="equirectangular RGB panorama (width = 2 x height)")
+    run.add_argument("--model-path", type=Path, required=True, help="local Depth Anything V2 directory")
+    run.add_argument("--out", type=Path, required=True, help="output .npy (ray distance) or .png (preview)")
+    run.add_argument("--sampler", default="sus", help="sus | latlong | cubemap | fibonacci")
+    run.add_argument("--order", default="lgs", help="lgs | random | given")
+    run.add_argument("--frame-size", type=int, default=518, help="frame side in pixels (518)")
+    run.add_argument("--fov", type=float, default=90.0, help="frame field of view in degrees (90)")
+    run.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
+    run.add_argument("-v", "--verbose", action="count", default=0)
+    run.add_argument("-q", "--quiet", action="count", default=0)
+    args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        from nips25_st2360d.reproduce import reproduce
+
+        run_reproduce(reproduce, args)
+        return 0
+    return _run(run, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,257 @@
+r"""The depth-model protocol and the simulated video depth models of the CPU experiment.
+
+Any object with an ``output`` attribute and a ``predict(frames, *, views, fov)`` method is a
+:class:`VideoDepthModel`: a real network (:mod:`nips25_st2360d.adapters`) ignores ``views`` and ``fov``; the
+simulated models below use them to look up exact depth from a known scene and then corrupt it the way a real model
+would:
+
+* :class:`OracleVDE`: a temporally consistent *video* model. The log-scale of frame :math:`t` follows an AR(1),
+  :math:`\log s_t = a \log s_{t-1} + \sigma_t \epsilon_t`, whose innovation
+  :math:`\sigma_t = \sigma_{min} + (\sigma_{max} - \sigma_{min})(1 - o_t)` grows as the overlap :math:`o_t` of
+  frames :math:`t-1, t` shrinks.
+* :class:`IndependentOracle`: an *image* model run frame by frame, i.i.d. log-scale :math:`\mathcal N(0, \sigma^2)`.
+
+Both add the same per-frame planar tilt (a structural error of the backbone) and per-pixel log-normal noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from nips25_st2360d._validation import check_array, check_choice, check_int, check_real
+from nips25_st2360d.geometry import _pad_erp, _sample, perspective_grid, rays_to_erp_coords, view_rotation
+from nips25_st2360d.views import check_views, view_overlap
+
+__all__ = [
+    "OUTPUTS",
+    "ErpDepthTruth",
+    "IndependentOracle",
+    "OracleVDE",
+    "VideoDepthModel",
+    "check_prediction",
+    "frame_rays",
+]
+
+OUTPUTS = ("depth", "disparity")
+
+RayDistance = Callable[[np.ndarray], np.ndarray]
+
+
+@runtime_checkable
+class VideoDepthModel(Protocol):
+    """A depth model over a frame sequence.
+
+    Attributes:
+        output: ``"depth"`` (planar z-depth up to scale) or ``"disparity"`` (affine-invariant inverse depth).
+    """
+
+    output: str
+
+    def predict(self, frames: np.ndarray, *, views: np.ndarray, fov: float) -> np.ndarray:
+        """Predict ``(T, s, s)`` float32 depth or disparity for ``(T, s, s, 3)`` uint8 frames.
+
+        ``views`` (``(T, 2)`` yaw/pitch degrees) and ``fov`` describe the frames; real networks ignore them.
+        """
+        ...
+
+
+def check_prediction(pred: object, frames: np.ndarray) -> np.ndarray:
+    """Validate a model's output against its input frames: ``(T, s, s)``, finite, strictly positive.
+
+    Raises:
+        ValueError: naming the model output when the shape is wrong or values are non-finite or not positive.
+    """
+    if not isinstance(pred, np.ndarray):
+        raise TypeError(f"model output must be a numpy.ndarray, got {type(pred).__name__}")
+    if pred.shape != frames.shape[:3]:
+        raise ValueError(f"model output must have shape {frames.shape[:3]} (T, s, s), got {pred.shape}")
+    if not np.isfinite(pred).all():
+        raise ValueError("model output holds NaN or inf values")
+    if (pred <= 0).any():
+        raise ValueError("model output must be strictly positive depth or disparity")
+    return pred.astype(np.float32, copy=False)
+
+
+def frame_rays(views: np.ndarray, *, fov: float, size: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""World unit rays of every pixel of every frame, and :math:`\lVert (x_n, y_n, 1) \rVert` per pixel.
+
+    Args:
+        views: ``(T, 2)`` ``(yaw, pitch)`` degrees.
+        fov: field of view in degrees.
+        size: frame side in pixels.
+
+    Returns:
+        ``(rays (T, s, s, 3) float64 unit vectors, norm (s, s))``.
+    """
+    v = check_views(views)
+    xn, yn = perspective_grid(fov, size)
+    cam = np.stack([xn, yn, np.ones_like(xn)], axis=-1)
+    norm = np.linalg.norm(cam, axis=-1)
+    unit = cam / norm[..., None]
+    rays = np.stack([unit @ view_rotation(float(y), float(p)).T for y, p in v])
+    return rays, norm
+
+
+class ErpDepthTruth:
+    """Ray distance looked up (bilinearly, with wrap) from an equirectangular depth map.
+
+    Args:
+        depth: ``(H, W)`` ray distance, finite and positive.
+
+    Example:
+        >>> truth = ErpDepthTruth(np.full((8, 16), 2.0))
+        >>> truth(np.array([[0.0, 0.0, 1.0]])).tolist()
+        [2.0]
+    """
+
+    def __init__(self, depth: np.ndarray) -> None:
+        depth = check_array("depth", depth, ndim=2)
+        if (depth <= 0).any():
+            raise ValueError("depth must be strictly positive ray distance")
+        self.depth = depth.astype(np.float32)
+        self._padded = _pad_erp(self.depth[..., None])
+
+    def __call__(self, rays: np.ndarray) -> np.ndarray:
+        """Distances along ``(..., 3)`` rays; returns ``rays.shape[:-1]`` float32."""
+        h, w = self.depth.shape
+        row, col = rays_to_erp_coords(rays, h, w)
+        return _sample(self._padded, row + 1.0, col + 1.0, 1)[:, 0].reshape(rays.shape[:-1])
+
+
+class _Oracle:
+    """Exact per-frame depth from ``truth`` corrupted by per-frame log-scales, a tilt and pixel noise."""
+
+    def __init__(self, truth: RayDistance, *, noise: float, tilt: float, output: str, seed: int) -> None:
+        if not callable(truth):
+            raise TypeError(f"truth must be a callable rays (N, 3) -> distances (N,), got {type(truth).__name__}")
+        self.truth = truth
+        self.noise = check_real("noise", noise, low=0.0, high=1.0)
+        self.tilt = check_real("tilt", tilt, low=0.0, high=1.0)
+        self.output = check_choice("output", output, OUTPUTS)
+        self.seed = check_int("seed", seed, low=0)
+
+    def _log_scales(self, views: np.ndarray, fov: float, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def true_depth(self, views: np.ndarray, *, fov: float, size: int) -> np.ndarray:
+        """Exact planar z-depth ``(T, s, s)`` float32 of the views."""
+        rays, norm = frame_rays(views, fov=fov, size=size)
+        rho = np.asarray(self.truth(rays.reshape(-1, 3)), dtype=np.float64).reshape(rays.shape[:3])
+        if not np.isfinite(rho).all() or (rho <= 0).any():
+            raise ValueError("truth must return finite, positive distances for every ray")
+        return (rho / norm).astype(np.float32)
+
+    def predict(self, frames: np.ndarray, *, views: np.ndarray, fov: float) -> np.ndarray:
+        """Corrupted depth (or disparity) of the frames, deterministic for a given ``seed`` and view sequence.
+
+        Args:
+            frames: ``(T, s, s, 3)`` uint8 frames (only their shape is used: the oracle sees the scene).
+            views: ``(T, 2)`` ``(yaw, pitch)`` degrees of the frames, in sequence order.
+            fov: field of view in degrees.
+
+        Returns:
+            ``(T, s, s)`` float32 z-depth (``output="depth"``) or inverse z-depth (``"disparity"``).
+        """
+        frames = check_array("frames", frames, ndim=4, last=3, dtype="uint8")
+        v = check_views(views)
+        if len(v) != len(frames):
+            raise ValueError(f"views must have one row per frame ({len(frames)}), got {len(v)}")
+        fov = check_real("fov", fov, low=0.0, high=180.0, open_low=True, open_high=True)
+        t, size = frames.shape[0], frames.shape[1]
+        rng = np.random.default_rng(self.seed)
+        log_s = self._log_scales(v, fov, rng)
+        xn, yn = perspective_grid(fov, size)
+        g = rng.normal(0.0, self.tilt, size=(t, 2)) if self.tilt > 0 else np.zeros((t, 2))
+        log_field = log_s[:, None, None] + g[:, 0, None, None] * xn + g[:, 1, None, None] * yn
+        if self.noise > 0:
+            log_field = log_field + rng.normal(0.0, self.noise, size=(t, size, size))
+        z = self.true_depth(v, fov=fov, size=size) * np.exp(log_field)
+        out = z if self.output == "depth" else 1.0 / z
+        return out.astype(np.float32)
+
+
+class OracleVDE(_Oracle):
+    r"""Simulated video depth model: exact depth with a slowly drifting, overlap-dependent scale.
+
+    :math:`\log s_0 \sim \mathcal N(0, \sigma_{max}^2)`,
+    :math:`\log s_t = a \log s_{t-1} + (\sigma_{min} + (\sigma_{max} - \sigma_{min})(1 - o_t))\epsilon_t`, with
+    :math:`o_t` the overlap of frames :math:`t-1` and :math:`t` (:func:`~nips25_st2360d.views.view_overlap`).
+    Consecutive overlapping frames thus agree in scale, as a temporally consistent VDE's do.
+
+    Args:
+        truth: callable mapping ``(N, 3)`` unit rays to ray distances (a scene's ``ray_distance`` or
+            :class:`ErpDepthTruth`).
+        a: AR(1) coefficient in ``[0, 1]`` (default 0.95).
+        sigma_min: innovation std (log) for fully overlapping frames (default 0.005).
+        sigma_max: innovation std (log) for frames with no overlap (default 0.08).
+        noise: per-pixel log-normal noise std (default 0.02).
+        tilt: std of the per-frame planar log tilt :math:`g \cdot (x_n, y_n)` (default 0.03).
+        output: ``"depth"`` or ``"disparity"``.
+        seed: seed of the scale and noise draws.
+
+    Raises:
+        ValueError: on out-of-range parameters. TypeError: if ``truth`` is not callable.
+    """
+
+    def __init__(
+        self,
+        truth: RayDistance,
+        *,
+        a: float = 0.95,
+        sigma_min: float = 0.005,
+        sigma_max: float = 0.08,
+        noise: float = 0.02,
+        tilt: float = 0.03,
+        output: str = "depth",
+        seed: int = 0,
+    ) -> None:
+        super().__init__(truth, noise=noise, tilt=tilt, output=output, seed=seed)
+        self.a = check_real("a", a, low=0.0, high=1.0)
+        self.sigma_min = check_real("sigma_min", sigma_min, low=0.0, high=2.0)
+        self.sigma_max = check_real("sigma_max", sigma_max, low=0.0, high=2.0)
+        if self.sigma_max < self.sigma_min:
+            raise ValueError(f"sigma_max must be >= sigma_min ({self.sigma_min}), got {self.sigma_max}")
+
+    def _log_scales(self, views: np.ndarray, fov: float, rng: np.random.Generator) -> np.ndarray:
+        eps = rng.normal(size=len(views))
+        out = np.empty(len(views))
+        out[0] = self.sigma_max * eps[0]
+        for t in range(1, len(views)):
+            o = view_overlap(views[t - 1], views[t], fov=fov)
+            sigma = self.sigma_min + (self.sigma_max - self.sigma_min) * (1.0 - o)
+            out[t] = self.a * out[t - 1] + sigma * eps[t]
+        return out
+
+
+class IndependentOracle(_Oracle):
+    r"""Simulated image depth model run frame by frame: i.i.d. log-scale :math:`\log s_t \sim \mathcal N(0, \sigma^2)`.
+
+    With ``sigma=noise=tilt=0`` it returns the exact depth of every frame.
+
+    Args:
+        truth: callable mapping ``(N, 3)`` unit rays to ray distances.
+        sigma: std of the per-frame log-scale (default 0.1).
+        noise: per-pixel log-normal noise std (default 0.02).
+        tilt: std of the per-frame planar log tilt (default 0.03).
+        output: ``"depth"`` or ``"disparity"``.
+        seed: seed of the draws.
+    """
+
+    def __init__(
+        self,
+        truth: RayDistance,
+        *,
+        sigma: float = 0.1,
+        noise: float = 0.02,
+        tilt: float = 0.03,
+        output: str = "depth",
+        seed: int = 0,
+    ) -> None:
+        super().__init__(truth, noise=noise, tilt=tilt, output=output, seed=seed)
+        self.sigma = check_real("sigma", sigma, low=0.0, high=2.0)
+
+    def _log_scales(self, views: np.ndarray, fov: float, rng: np.random.Generator) -> np.ndarray:
+        return self.sigma * rng.normal(size=len(views))

@@ -1,0 +1,216 @@
+"""The headline experiment: ST²360D's merge exploits a temporally consistent depth model (mechanism demonstration).
+
+No depth-model weights can be downloaded here, so the paper's dataset numbers cannot be reproduced. The run uses
+RGB-D panoramas ray-cast from rooms textured with scikit-image's real images (exact depth) and simulated depth
+models (:mod:`nips25_st2360d.models`) whose parameters are fixed in code before running:
+
+* (a) cubemap + independent image model (no overlap, nothing to align);
+* (b) SUS + independent image model + per-frame overlap alignment (a light 360MonoDepth);
+* (c) ST²360D: SUS + LGS + simulated video model (one global alignment);
+* (d) lat-long grid + LGS + video model, (e) SUS + random order + video model (ablations).
+
+Depth is scored by AbsRel and delta1 after one global median scaling, capped at 10 m.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nips25_shared import Claim, Report, get_logger, progress, seed_everything
+from nips25_st2360d.merge import ST2360D, ST2360DConfig
+from nips25_st2360d.metrics import depth_metrics
+from nips25_st2360d.models import ErpDepthTruth, IndependentOracle, OracleVDE
+from nips25_st2360d.scenes import render_room
+
+__all__ = ["PROFILES", "TITLE", "reproduce"]
+
+_log = get_logger(__name__)
+
+TITLE = "ST²360D: Spatial-to-Temporal Consistency for Training-free 360 Monocular Depth Estimation"
+PROFILES: dict[str, dict[str, Any]] = {
+    "tiny": {"n_rooms": 2, "h": 32, "w": 64, "frame_size": 32},
+    "quick": {"n_rooms": 12, "h": 128, "w": 256, "frame_size": 96},
+    "paper": {"n_rooms": 20, "h": 512, "w": 1024, "frame_size": 518},
+}
+# Criteria, fixed before any run.
+EXACT_ABS_REL_MAX = 0.01
+EXACT_DELTA1_MIN = 0.99
+ROLL_REL_DEV_MAX = 1e-3
+ROLL_FIXED_VIEWS_ABS_REL_MAX = 0.01
+PIPELINES = {
+    "a_cubemap_independent": ("cubemap", "given", "independent", "none"),
+    "b_sus_independent_overlap_align": ("sus", "lgs", "independent", "overlap"),
+    "c_st2360d": ("sus", "lgs", "vde", "none"),
+    "d_latlong_lgs_vde": ("latlong", "lgs", "vde", "none"),
+    "e_sus_random_vde": ("sus", "random", "vde", "none"),
+}
+
+
+def _run(pipeline: str, rgb: np.ndarray, truth: Any, *, frame_size: int, seed: int, **overrides: Any) -> np.ndarray:
+    sampler, order, model_kind, frame_alignment = PIPELINES[pipeline]
+    model = OracleVDE(truth, seed=seed) if model_kind == "vde" else IndependentOracle(truth, seed=seed)
+    config = ST2360DConfig(sampler=sampler, order=order, frame_size=frame_size, frame_alignment=frame_alignment,
+                           order_seed=seed, **overrides)  # fmt: skip
+    return ST2360D(model, config).predict(rgb, show_progress=False).depth
+
+
+def _figure(out_dir: Path, rgb: np.ndarray, gt: np.ndarray, preds: dict[str, np.ndarray],
+            per_room: dict[str, list[float]]) -> str:  # fmt: skip
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(3, 2, figsize=(11, 8))
+    axes[0, 0].imshow(rgb)
+    axes[0, 0].set_title("input panorama (ray-cast room, skimage textures)")
+    axes[0, 1].imshow(gt, cmap="magma_r")
+    axes[0, 1].set_title("exact depth (m)")
+    for ax, key in zip((axes[1, 0], axes[1, 1]), ("c_st2360d", "b_sus_independent_overlap_align")):
+        err = np.abs(preds[key] - gt) / gt
+        im = ax.imshow(err, cmap="viridis", vmin=0.0, vmax=0.2)
+        ax.set_title(f"|rel. error| {key}")
+        fig.colorbar(im, ax=ax, fraction=0.025)
+    keys = list(per_room)
+    data = [per_room[k] for k in keys]
+    axes[2, 0].boxplot(data, orientation="horizontal")
+    axes[2, 0].set_yticks(range(1, len(keys) + 1), [k.split("_", 1)[0] for k in keys])
+    axes[2, 0].set_xlabel("AbsRel after global median scaling (per room)")
+    axes[2, 1].axis("off")
+    axes[2, 1].text(0.0, 0.5, "\n".join(f"{k}: {np.mean(v):.4f}" for k, v in per_room.items()), fontsize=9)
+    for ax in axes[:2].ravel():
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.tight_layout()
+    name = "st2360d_pipelines.png"
+    fig.savefig(out_dir / name, dpi=90)
+    plt.close(fig)
+    return name
+
+
+def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report:
+    """Run the mechanism demonstration and return its report (figures saved into ``out_dir``).
+
+    Args:
+        profile: ``"quick"`` (12 rooms, 128 x 256 panoramas, 96-px frames), ``"paper"`` (20 rooms, 512 x 1024,
+            518-px frames, the paper's frame size) or ``"tiny"`` (the test smoke run).
+        seed: master seed (rooms, model draws, random order).
+        out_dir: directory for the figure.
+
+    Returns:
+        A :class:`nips25_shared.Report` with four claims.
+
+    Raises:
+        ValueError: on an unknown profile.
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {tuple(PROFILES)}, got {profile!r}")
+    start = time.perf_counter()
+    cfg = PROFILES[profile]
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rng = seed_everything(seed)
+    room_seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=cfg["n_rooms"])]
+    h, w, fs = cfg["h"], cfg["w"], cfg["frame_size"]
+    metrics: dict[str, list[dict[str, float]]] = {k: [] for k in PIPELINES}
+    exact: list[dict[str, float]] = []
+    shown: dict[str, np.ndarray] = {}
+    for i, rs in enumerate(progress(room_seeds, total=len(room_seeds), desc="rooms")):
+        rgb, gt, scene = render_room(rs, h=h, w=w)
+        exact_model = IndependentOracle(scene.ray_distance, sigma=0.0, noise=0.0, tilt=0.0)
+        pred = ST2360D(exact_model, ST2360DConfig(frame_size=fs)).predict(rgb, show_progress=False).depth
+        exact.append(depth_metrics(pred, gt, align_mode="none"))
+        for key in PIPELINES:
+            pred = _run(key, rgb, scene.ray_distance, frame_size=fs, seed=rs)
+            metrics[key].append(depth_metrics(pred, gt, align_mode="median"))
+            if i == 0:
+                s = float(np.median(gt) / np.median(pred))
+                shown[key] = pred * s
+        if i == 0:
+            shown_rgb, shown_gt = rgb, gt
+    # Roll equivariance on the first room: roll by a quarter turn, views follow by +90 degrees.
+    rgb, gt, scene = render_room(room_seeds[0], h=h, w=w)
+    quarter = w // 4
+    rgb_r, gt_r = np.roll(rgb, quarter, axis=1), np.roll(gt, quarter, axis=1)
+    base = _run("c_st2360d", rgb, ErpDepthTruth(gt), frame_size=fs, seed=room_seeds[0])
+    rolled = _run("c_st2360d", rgb_r, ErpDepthTruth(gt_r), frame_size=fs, seed=room_seeds[0], yaw_offset=90.0)
+    roll_dev = float(np.max(np.abs(rolled - np.roll(base, quarter, axis=1))) / np.median(base))
+    fixed_exact = IndependentOracle(ErpDepthTruth(gt_r), sigma=0.0, noise=0.0, tilt=0.0)
+    fixed = ST2360D(fixed_exact, ST2360DConfig(frame_size=fs)).predict(rgb_r, show_progress=False).depth
+    fixed_base = ST2360D(IndependentOracle(ErpDepthTruth(gt), sigma=0.0, noise=0.0, tilt=0.0),
+                         ST2360DConfig(frame_size=fs)).predict(rgb, show_progress=False).depth  # fmt: skip
+    fixed_abs_rel = depth_metrics(fixed, np.roll(fixed_base, quarter, axis=1), align_mode="none")["abs_rel"]
+
+    def mean(key: str, metric: str = "abs_rel") -> float:
+        return float(np.mean([m[metric] for m in metrics[key]]))
+
+    abs_rel = {k: mean(k) for k in PIPELINES}
+    delta1 = {k: mean(k, "delta1") for k in PIPELINES}
+    exact_abs_rel = float(np.mean([m["abs_rel"] for m in exact]))
+    exact_delta1 = float(np.min([m["delta1"] for m in exact]))
+    c, a, b, e = (abs_rel[k] for k in ("c_st2360d", "a_cubemap_independent", "b_sus_independent_overlap_align",
+                                       "e_sus_random_vde"))  # fmt: skip
+    wins = {
+        k: float(np.mean([mc["abs_rel"] < mk["abs_rel"] for mc, mk in zip(metrics["c_st2360d"], metrics[k])]))
+        for k in PIPELINES
+        if k != "c_st2360d"
+    }
+    scale = (
+        f"{cfg['n_rooms']} ray-cast rooms at {h}x{w}, {fs}-px frames, simulated depth models (OracleVDE / "
+        "IndependentOracle, parameters fixed in code); paper: real VDA on Matterport3D/Stanford2D3D-type data"
+    )
+    claims = [
+        Claim(
+            id="exact-depth-reconstruction",
+            statement="With exact per-frame depth, e2p -> z-to-ray -> p2e -> blend reconstructs the panorama depth.",
+            paper=None,
+            measured={"mean_abs_rel": exact_abs_rel, "min_delta1": exact_delta1},
+            criterion=f"mean AbsRel (no alignment) < {EXACT_ABS_REL_MAX} and min delta1 > {EXACT_DELTA1_MIN}",
+            holds=exact_abs_rel < EXACT_ABS_REL_MAX and exact_delta1 > EXACT_DELTA1_MIN,
+            scale_note=scale,
+        ),
+        Claim(
+            id="st2360d-beats-patch-pipelines",
+            statement="With a temporally consistent model, ST²360D's merged depth beats independent-patch pipelines "
+            "(cubemap, and SUS with per-patch overlap alignment).",
+            paper="better zero-shot AbsRel than patch-based baselines (numbers not retrieved)",
+            measured={"abs_rel": abs_rel, "delta1": delta1, "st2360d_wins_per_room": wins},
+            criterion="mean AbsRel: c_st2360d < a_cubemap_independent and c_st2360d < b_sus_independent_overlap_align",
+            holds=c < a and c < b,
+            scale_note=scale + "; a mechanism demonstration, not evidence that VDA is this consistent",
+        ),
+        Claim(
+            id="lgs-beats-random-order",
+            statement="Latitude-guided scanning gives better merged depth than a random frame order.",
+            paper="LGS ablation improves over alternatives (numbers not retrieved)",
+            measured={"sus_lgs": c, "sus_random": e, "latlong_lgs": abs_rel["d_latlong_lgs_vde"]},
+            criterion="mean AbsRel: c_st2360d (SUS+LGS) < e_sus_random_vde (SUS+random)",
+            holds=c < e,
+            scale_note=scale + "; the simulated VDE drifts more when consecutive frames overlap less",
+        ),
+        Claim(
+            id="roll-equivariance",
+            statement="Rolling the panorama by a quarter turn rolls the output depth.",
+            paper=None,
+            measured={"max_rel_dev_views_follow": roll_dev, "abs_rel_fixed_views_exact_model": fixed_abs_rel},
+            criterion=f"max |out(roll x) - roll(out x)| / median < {ROLL_REL_DEV_MAX} with views rotated by +90 deg, "
+            f"and AbsRel < {ROLL_FIXED_VIEWS_ABS_REL_MAX} with fixed views and exact depth",
+            holds=roll_dev < ROLL_REL_DEV_MAX and fixed_abs_rel < ROLL_FIXED_VIEWS_ABS_REL_MAX,
+            scale_note=f"first room, {h}x{w}; OracleVDE on the ERP depth map",
+        ),
+    ]
+    fig = _figure(out_dir, shown_rgb, shown_gt, shown, {k: [m["abs_rel"] for m in v] for k, v in metrics.items()})
+    config = {"profile_settings": cfg, "room_seeds": room_seeds,
+              "pipelines": {k: list(v) for k, v in PIPELINES.items()},
+              "st2360d": ST2360DConfig(frame_size=fs).__dict__, "align_mode": "median", "max_depth": 10.0,
+              "oracle_vde": {"a": 0.95, "sigma_min": 0.005, "sigma_max": 0.08, "noise": 0.02, "tilt": 0.03},
+              "independent_oracle": {"sigma": 0.1, "noise": 0.02, "tilt": 0.03}}  # fmt: skip
+    notes = ("Mechanism demonstration on simulated models: no depth-model weights are available offline, so the "
+             "paper's dataset numbers are not reproduced. Real models: `nips25-st2360d run` with a local Depth "
+             "Anything V2 directory.")  # fmt: skip
+    return Report(package="st2360d", title=TITLE, profile=profile, seed=seed, config=config, claims=claims,
+                  wall_time_s=time.perf_counter() - start, figures=[fig], notes=notes)  # fmt: skip

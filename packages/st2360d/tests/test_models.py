@@ -1,0 +1,89 @@
+"""Simulated depth models: exactness, determinism, the overlap-dependent drift."""
+
+import numpy as np
+import pytest
+from nips25_st2360d import ErpDepthTruth, IndependentOracle, OracleVDE, VideoDepthModel, render_room, sus_views
+
+FRAMES = np.zeros((4, 16, 16, 3), np.uint8)
+
+
+def sphere(r):
+    return np.full(len(r), 2.0)
+
+
+def test_oracles_follow_the_protocol():
+    assert isinstance(OracleVDE(sphere), VideoDepthModel)
+    assert isinstance(IndependentOracle(sphere), VideoDepthModel)
+
+
+def test_exact_oracle_returns_planar_z_depth():
+    """On a sphere of radius 2, z-depth is 2 / ||(x_n, y_n, 1)||: 2 at the centre, 2 / sqrt(3) at a 90-degree corner."""
+    z = IndependentOracle(sphere, sigma=0.0, noise=0.0, tilt=0.0).predict(FRAMES[:1], views=np.zeros((1, 2)), fov=90.0)
+    assert z[0, 0, 0] == pytest.approx(2.0 / np.sqrt(3.0), rel=1e-6)
+    assert z[0].max() < 2.0
+
+
+def test_oracles_are_deterministic_for_a_seed():
+    views = sus_views()[:4]
+    a = OracleVDE(sphere, seed=5).predict(FRAMES, views=views, fov=90.0)
+    b = OracleVDE(sphere, seed=5).predict(FRAMES, views=views, fov=90.0)
+    c = OracleVDE(sphere, seed=6).predict(FRAMES, views=views, fov=90.0)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def _log_scale_steps(views, **kw):
+    frames = np.zeros((len(views), 8, 8, 3), np.uint8)
+    model = OracleVDE(sphere, noise=0.0, tilt=0.0, a=1.0, **kw)
+    z = model.predict(frames, views=views, fov=90.0)
+    ref = model.true_depth(views, fov=90.0, size=8)
+    return np.diff(np.log(z[:, 4, 4] / ref[:, 4, 4]))
+
+
+def test_vde_drift_grows_as_overlap_shrinks():
+    """Innovation std is sigma_min for identical consecutive views and sigma_max for disjoint ones."""
+    same = np.zeros((400, 2))
+    apart = np.array([[0.0, 0.0], [180.0, 0.0]] * 200)
+    s_same, s_apart = _log_scale_steps(same, seed=1).std(), _log_scale_steps(apart, seed=1).std()
+    assert s_same == pytest.approx(0.005, rel=0.15)
+    assert s_apart == pytest.approx(0.08, rel=0.15)
+
+
+def test_disparity_output_is_inverse_depth():
+    views = np.zeros((1, 2))
+    kw = {"sigma": 0.0, "noise": 0.0, "tilt": 0.0}
+    z = IndependentOracle(sphere, **kw).predict(FRAMES[:1], views=views, fov=90.0)
+    d = IndependentOracle(sphere, output="disparity", **kw).predict(FRAMES[:1], views=views, fov=90.0)
+    np.testing.assert_allclose(d, 1.0 / z, rtol=1e-6)
+
+
+def test_erp_truth_matches_the_ray_caster_at_pixel_centres():
+    _, depth, scene = render_room(1, h=32, w=64)
+    from nips25_st2360d import erp_rays
+
+    rays = erp_rays(32, 64).reshape(-1, 3).astype(np.float64)
+    np.testing.assert_allclose(ErpDepthTruth(depth)(rays), scene.ray_distance(rays), rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("call", "err", "match"),
+    [
+        (lambda: OracleVDE(3.0), TypeError, "truth"),
+        (lambda: OracleVDE(sphere, a=1.5), ValueError, "a"),
+        (lambda: OracleVDE(sphere, sigma_min=0.2, sigma_max=0.1), ValueError, "sigma_max"),
+        (lambda: IndependentOracle(sphere, sigma=-1.0), ValueError, "sigma"),
+        (lambda: IndependentOracle(sphere, noise=float("nan")), ValueError, "noise"),
+        (lambda: IndependentOracle(sphere, output="normals"), ValueError, "output"),
+        (lambda: OracleVDE(sphere).predict(FRAMES.astype(float), views=np.zeros((4, 2)), fov=90.0), TypeError,
+         "frames"),
+        (lambda: OracleVDE(sphere).predict(FRAMES, views=np.zeros((3, 2)), fov=90.0), ValueError, "views"),
+        (lambda: OracleVDE(sphere).predict(FRAMES, views=np.zeros((4, 2)), fov=0.0), ValueError, "fov"),
+        (lambda: OracleVDE(lambda r: -np.ones(len(r))).predict(FRAMES, views=np.zeros((4, 2)), fov=90.0),
+         ValueError, "truth"),
+        (lambda: ErpDepthTruth(np.zeros((4, 8))), ValueError, "depth"),
+        (lambda: ErpDepthTruth(np.ones(4)), ValueError, "depth"),
+    ],
+)  # fmt: skip
+def test_models_reject_bad_input(call, err, match):
+    with pytest.raises(err, match=match):
+        call()

@@ -1,0 +1,76 @@
+"""Smoke test of the reproduction, the CLI (user errors exit 2) and the README quickstart."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from nips25_st2360d.cli import main
+from nips25_st2360d.reproduce import reproduce
+
+from nips25_shared import Report
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_reproduce_tiny_profile_report_structure(tmp_path):
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    assert isinstance(report, Report) and report.package == "st2360d"
+    ids = [c.id for c in report.claims]
+    assert ids == ["exact-depth-reconstruction", "st2360d-beats-patch-pipelines", "lgs-beats-random-order",
+                   "roll-equivariance"]  # fmt: skip
+    for claim in report.claims:
+        assert isinstance(claim.holds, bool) and claim.criterion
+    abs_rel = report.claims[1].measured["abs_rel"]
+    assert set(abs_rel) >= {"a_cubemap_independent", "c_st2360d"}
+    assert all(np.isfinite(v) and v >= 0 for v in abs_rel.values())
+    assert report.figures and all((tmp_path / f).is_file() for f in report.figures)
+
+
+def test_reproduce_rejects_unknown_profile(tmp_path):
+    with pytest.raises(ValueError, match="profile"):
+        reproduce(profile="huge", out_dir=tmp_path)
+
+
+def test_cli_run_with_a_local_model(tmp_path, tiny_dav2_dir):
+    from skimage.io import imsave
+
+    img = tmp_path / "pano.png"
+    imsave(img, np.random.default_rng(0).integers(0, 256, (32, 64, 3)).astype(np.uint8))
+    out = tmp_path / "depth.npy"
+    argv = ["run", str(img), "--model-path", str(tiny_dav2_dir), "--out", str(out), "--frame-size", "28"]
+    assert main([*argv, "--sampler", "cubemap", "-q"]) == 0
+    assert np.load(out).shape == (32, 64)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "missing.png", "--model-path", ".", "--out", "d.npy"], "config.json"),
+        (["run", "{img}", "--model-path", "nowhere", "--out", "d.npy"], "--model-path"),
+        (["run", "{img}", "--model-path", "{model}", "--out", "d.txt"], "--out"),
+        (["run", "missing.png", "--model-path", "{model}", "--out", "d.npy"], "IMAGE"),
+        (["run", "{bad}", "--model-path", "{model}", "--out", "d.npy"], "width = 2 x height"),
+        (["run", "{img}", "--model-path", "{model}", "--out", "d.npy", "--fov", "0"], "fov"),
+        (["reproduce", "--profile", "huge"], "profile"),
+    ],
+)
+def test_cli_user_errors_exit_2(argv, message, tmp_path, tiny_dav2_dir, capsys):
+    from skimage.io import imsave
+
+    imsave(tmp_path / "img.png", np.zeros((16, 32, 3), np.uint8), check_contrast=False)
+    imsave(tmp_path / "bad.png", np.zeros((16, 16, 3), np.uint8), check_contrast=False)
+    argv = [a.format(img=tmp_path / "img.png", bad=tmp_path / "bad.png", model=tiny_dav2_dir) for a in argv]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_readme_quickstart_runs():
+    """The README's quickstart block runs exactly as written."""
+    block = re.search(r"## Quickstart\s+```python\n(.*?)```", README.read_text(), re.S)
+    assert block is not None
+    namespace: dict = {}
+    exec(compile(block.group(1), "README-quickstart", "exec"), namespace)
+    assert namespace["metrics"]["abs_rel"] < 0.5
