@@ -13,7 +13,6 @@ import time
 from dataclasses import replace
 
 import torch
-
 from nips25_gradspo.diagnostics import gradient_relative_variance
 from nips25_gradspo.reproduce import PROFILES, _prompts, _trainer
 
@@ -46,7 +45,9 @@ def main() -> None:
             )
             cells = "  ".join(f"t={int(t)}: {r:.3g}" for t, r in zip(v["timestep"], v["relative_variance"]))
             print(f"{'':8s} relative variance per step (after {args.reps + 1} iterations): {cells}")
-    print(f"ratio gradspo/spo {times['gradspo'] / times['spo']:.2f}   gradspo/dpo {times['gradspo'] / times['dpo']:.2f}")
+    print(
+        f"ratio gradspo/spo {times['gradspo'] / times['spo']:.2f}   gradspo/dpo {times['gradspo'] / times['dpo']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from nips25_gradspo.candidates import antithetic_noise, ddim_candidates, ddim_mean, select_pair, validity_margin
 from nips25_gradspo.denoisers import ClassDenoiser, Cond, Denoiser, TextDenoiser, index_cond, repeat_cond
+from nips25_gradspo.diagnostics import gradient_relative_variance, mmd2
 from nips25_gradspo.digits import (
     NULL_CLASS,
     DigitsSplit,
@@ -65,6 +66,7 @@ __all__ = [
     "digits_scheduler",
     "digits_unet",
     "encode_prompts",
+    "gradient_relative_variance",
     "gradspo_loss",
     "index_cond",
     "latent_shape",
@@ -73,6 +75,7 @@ __all__ = [
     "load_noisy_classifier",
     "load_sd_pipeline",
     "lora_parameters",
+    "mmd2",
     "pretrain_digits_unet",
     "repeat_cond",
     "save_lora",

@@ -28,6 +28,7 @@ def _train(args: argparse.Namespace) -> int:
 
     configure_logging(args.verbose - args.quiet)
     seed_everything(args.seed)
+    torch.set_num_threads(1)
     cfg = PROFILES["quick"]
     from dataclasses import replace
 

@@ -160,9 +160,9 @@ def load_noisy_classifier(path: str | Path | None = None) -> NoisyDigitClassifie
     Raises:
         FileNotFoundError: if ``path`` does not exist.
     """
-    from safetensors.torch import load_file
-
     from importlib.resources import files
+
+    from safetensors.torch import load_file
 
     p = Path(str(files("nips25_gradspo") / "data" / "noisy_classifier.safetensors")) if path is None else Path(path)
     if not p.is_file():
