@@ -1,0 +1,54 @@
+"""GradSPO vs SPO vs Diffusion-DPO on the digits stand-in: wall time per training iteration (median of several
+iterations after a warm-up), peak resident memory, and per-step relative variance of the LoRA gradient.
+
+Same batch, candidates, sampler steps and model for every method. Run: ``python benchmarks/bench_gradspo.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+from dataclasses import replace
+
+import torch
+from nips25_gradspo.diagnostics import gradient_relative_variance
+from nips25_gradspo.reproduce import PROFILES, _prompts, _trainer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--reps", type=int, default=5, help="timed iterations per method")
+    parser.add_argument("--resamples", type=int, default=8, help="candidate resamplings for the variance")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    cfg = replace(PROFILES["quick"], iters=args.reps)
+    print(f"batch {cfg.batch}, K {cfg.num_candidates}, {cfg.num_inference_steps} DDIM steps, "
+          f"divert from step {cfg.divert_start_step}; {args.reps} timed iterations (median)")  # fmt: skip
+    times: dict[str, float] = {}
+    for method in ("gradspo", "spo", "dpo"):
+        tr = _trainer(method, cfg, 0)
+        gen = torch.Generator().manual_seed(0)
+        tr.step(_prompts(cfg.batch), generator=gen)  # warm-up
+        ts = []
+        for _ in range(args.reps):
+            start = time.perf_counter()
+            tr.step(_prompts(cfg.batch), generator=gen)
+            ts.append(time.perf_counter() - start)
+        times[method] = statistics.median(ts)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"{method:8s} {times[method] * 1e3:8.1f} ms/iteration   process peak RSS so far {peak:7.1f} MiB")
+        if method != "dpo":
+            v = gradient_relative_variance(
+                tr, _prompts(cfg.var_states), n_resamples=args.resamples, generator=torch.Generator().manual_seed(1)
+            )
+            cells = "  ".join(f"t={int(t)}: {r:.3g}" for t, r in zip(v["timestep"], v["relative_variance"]))
+            print(f"{'':8s} relative variance per step (after {args.reps + 1} iterations): {cells}")
+    print(
+        f"ratio gradspo/spo {times['gradspo'] / times['spo']:.2f}   gradspo/dpo {times['gradspo'] / times['dpo']:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

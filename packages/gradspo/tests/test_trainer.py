@@ -1,0 +1,152 @@
+"""StepwiseTrainer on a tiny random digits UNet: start point, reference, EMA, determinism, config validation."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from nips25_gradspo import EMA, TrainerConfig, adapters_disabled, add_unet_lora, digits_unet, lora_parameters
+from nips25_gradspo.diagnostics import gradient_relative_variance, mmd2
+
+
+def _cond(b: int = 3) -> dict[str, torch.Tensor]:
+    return {"class_labels": torch.arange(b) % 10}
+
+
+def test_lora_starts_at_the_base_model_and_disabling_gives_the_reference():
+    """Gaussian init zeroes B: the adapted UNet equals the base; after a step, adapters_disabled gives the base."""
+    torch.manual_seed(0)
+    base = digits_unet()
+    unet = digits_unet()
+    unet.load_state_dict(base.state_dict())
+    add_unet_lora(unet, r=2, alpha=2.0, target_modules=("to_q", "conv1"))
+    x, t, c = torch.randn(2, 1, 8, 8), torch.tensor([10, 500]), torch.tensor([1, 2])
+    with torch.no_grad():
+        want = base(x, t, c).sample
+        torch.testing.assert_close(unet(x, t, c).sample, want)
+        for p in lora_parameters(unet).values():
+            p.add_(0.1)
+        assert not torch.allclose(unet(x, t, c).sample, want)
+        with adapters_disabled(unet):
+            torch.testing.assert_close(unet(x, t, c).sample, want)
+    frozen = [n for n, p in unet.named_parameters() if p.requires_grad and "lora_" not in n]
+    assert frozen == []
+
+
+@pytest.mark.parametrize("method", ["gradspo", "spo", "dpo"])
+def test_first_loss_is_log2_and_step_updates_only_lora(digits_trainer_factory, method):
+    """At theta = ref = ema every method's loss is log 2; one step moves LoRA weights, base weights stay."""
+    tr = digits_trainer_factory(method)
+    before = {n: p.detach().clone() for n, p in tr.denoiser.unet.named_parameters()}
+    pairs, _ = tr.pairs(_cond(), generator=torch.Generator().manual_seed(0))
+    loss, _ = tr.loss(pairs)
+    assert float(loss) == pytest.approx(math.log(2), abs=1e-5)
+    stats = tr.step(_cond(), generator=torch.Generator().manual_seed(1))
+    assert stats["n_pairs"] > 0 and math.isfinite(stats["loss"])
+    changed = [n for n, p in tr.denoiser.unet.named_parameters() if not torch.equal(p, before[n])]
+    assert changed and all("lora_" in n for n in changed)
+
+
+def test_same_seed_same_pairs_and_loss(digits_trainer_factory):
+    """Determinism: two trainers built and driven with one seed give identical pairs, losses and weights."""
+    runs = []
+    for _ in range(2):
+        tr = digits_trainer_factory("gradspo", seed=3)
+        g = torch.Generator().manual_seed(7)
+        pairs, _ = tr.pairs(_cond(), generator=g)
+        stats = [tr.step(_cond(), generator=g) for _ in range(2)]
+        runs.append((pairs, stats, torch.cat([p.flatten() for p in tr.params.values()])))
+    (p0, s0, w0), (p1, s1, w1) = runs
+    assert torch.equal(p0.noise_w, p1.noise_w) and torch.equal(p0.valid, p1.valid)
+    assert s0 == s1
+    assert torch.equal(w0, w1)
+
+
+def test_gradspo_samples_with_ema_and_spo_with_current_model(digits_trainer_factory):
+    """The sampler rule: after a step, GradSPO's rollout uses EMA weights (different from current), SPO's not."""
+    cfg_g = digits_trainer_factory("gradspo").config
+    cfg_s = digits_trainer_factory("spo").config
+    assert cfg_g.uses_ema_sampler and not cfg_s.uses_ema_sampler
+    assert cfg_g.all_valid_at_last_step and not cfg_s.all_valid_at_last_step
+    tr = digits_trainer_factory("gradspo")
+    tr.step(_cond(), generator=torch.Generator().manual_seed(0))
+    cur = {k: v.detach().clone() for k, v in tr.params.items()}
+    with tr.sampler_model():
+        inside = {k: v.detach().clone() for k, v in tr.params.items()}
+    assert any(not torch.equal(cur[k], inside[k]) for k in cur)
+    assert all(torch.equal(cur[k], v) for k, v in tr.params.items())  # restored
+    for k in cur:  # EMA after one step from init: 0.9 * init + 0.1 * current
+        torch.testing.assert_close(inside[k], tr.ema.shadow[k])
+
+
+def test_ema_update_known_value_and_bad_decay():
+    p = {"w": torch.nn.Parameter(torch.tensor([0.0, 10.0]))}
+    ema = EMA(p, decay=0.9)
+    with torch.no_grad():
+        p["w"].copy_(torch.tensor([1.0, 0.0]))
+    ema.update(p)
+    torch.testing.assert_close(ema.shadow["w"], torch.tensor([0.1, 9.0]))
+    with pytest.raises(ValueError, match="decay"):
+        EMA(p, decay=1.0)
+    with pytest.raises(ValueError, match="params"):
+        ema.update({"v": p["w"]})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"num_candidates": 1}, "num_candidates"),
+        ({"threshold": 1.0}, "threshold"),
+        ({"divert_start_step": 20}, "divert_start_step"),
+        ({"method": "ppo"}, "method"),
+        ({"clip": 0.0}, "clip"),
+        ({"ema_decay": 1.0}, "ema_decay"),
+        ({"lr": math.inf}, "lr"),
+        ({"sampler": "old"}, "sampler"),
+        ({"reward_input": "x"}, "reward_input"),
+    ],
+)
+def test_trainer_config_rejects_out_of_range(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        TrainerConfig(**kwargs)
+
+
+def test_trainer_rejects_bad_cond_and_unet_without_lora(digits_trainer_factory):
+    tr = digits_trainer_factory("spo")
+    with pytest.raises(ValueError, match="cond"):
+        tr.step({"class_labels": torch.zeros(0, dtype=torch.long)}, generator=torch.Generator())
+    with pytest.raises(ValueError, match="cond"):
+        tr.step({}, generator=torch.Generator())
+    with pytest.raises(ValueError, match="LoRA"):
+        lora_parameters(digits_unet())
+    with pytest.raises(ValueError, match="target_modules"):
+        add_unet_lora(digits_unet(), target_modules=("nope",))
+    with pytest.raises(ValueError, match="r must"):
+        add_unet_lora(digits_unet(), r=0)
+
+
+def test_relative_variance_and_alignment_are_computed(digits_trainer_factory):
+    tr = digits_trainer_factory("spo", reward_input="x0_hat")
+    out = gradient_relative_variance(tr, _cond(2), n_resamples=3, generator=torch.Generator().manual_seed(0))
+    assert len(out["timestep"]) == 2
+    assert all(v >= 0 for v in out["relative_variance"])
+    assert all(-1 <= a <= 1 for a in out["alignment"])
+    with pytest.raises(ValueError, match="n_resamples"):
+        gradient_relative_variance(tr, _cond(2), n_resamples=1, generator=torch.Generator())
+
+
+def test_mmd2_known_answers():
+    """MMD^2 of a set with itself-distributed copy ~ 0; of shifted sets > 0; unbiased zero for equal kernels."""
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(300, 4, generator=g), torch.randn(300, 4, generator=g)
+    assert abs(mmd2(a, b)) < 0.01
+    assert mmd2(a + 3.0, b) > 0.3
+    x = torch.tensor([[0.0], [1.0]])
+    # hand value: h = 1, k(0,1) = exp(-1/2); unbiased xx, yy terms = k(0,1); xy mean = (1 + 1 + 2k)/4
+    k = math.exp(-0.5)
+    assert mmd2(x, x, bandwidth=1.0) == pytest.approx(2 * k - 2 * (2 + 2 * k) / 4)
+    with pytest.raises(ValueError, match="rows"):
+        mmd2(torch.zeros(1, 2), b[:, :2])
+    with pytest.raises(ValueError, match="finite"):
+        mmd2(torch.full((3, 4), math.nan), b)
