@@ -53,10 +53,11 @@ def test_split_likelihood_is_left_right_symmetric(seed):
 
 
 def test_split_likelihood_inadmissible_is_minus_inf():
-    light = np.array([3.0, 0.0, 0.0, 1.0])  # t = 8 < t_cut for the parent below
+    light = np.array([3.0, 0.0, 0.0, 2.0])  # parent of light and light/2 has t = 11.25 <= t_cut
     assert split_log_lik(light, light * 0.5) == -np.inf
-    heavy = np.array([100.0, 0.0, 0.0, 0.0])
-    assert split_log_lik(heavy, np.array([1.0, 0.0, 0.0, 0.9])) == -np.inf  # t_L >= (1-1e-3) t_P
+    heavy = np.array([100.0, 0.0, 0.0, 0.0])  # t_L / t_P = 0.9998 >= 1 - 1e-3
+    assert split_log_lik(heavy, np.array([0.01, 0.0, 0.0, 0.0099])) == -np.inf
+    assert np.isfinite(split_log_lik(heavy, np.array([60.0, 0.0, 0.0, 59.9])))
 
 
 def test_ginkgo_rejects_bad_input():

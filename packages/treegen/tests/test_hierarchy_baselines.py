@@ -41,12 +41,12 @@ def test_linkage_is_valid_scipy_linkage():
 
 
 def test_greedy_and_beam_bounded_by_map():
-    """greedy <= beam <= MAP; beam with a huge width on N=5 finds the MAP."""
+    """greedy, beam <= MAP; beam with a huge width on N=5 (every partition kept) finds the MAP."""
     for seed in range(4):
         jet = simulate(1, n_leaves=(5, 5), seed=seed)[0]
         tr = Trellis(jet.leaves)
         g, bm = tree_log_lik(jet.leaves, greedy(jet.leaves)), tree_log_lik(jet.leaves, beam(jet.leaves))
-        assert g <= bm + 1e-9 <= tr.map_log_lik() + 2e-9
+        assert max(g, bm) <= tr.map_log_lik() + 1e-9
         assert tree_log_lik(jet.leaves, beam(jet.leaves, beam_width=1000)) == pytest.approx(tr.map_log_lik())
         assert clusters(greedy(jet.leaves), 5) == clusters(beam(jet.leaves, beam_width=1), 5)
 

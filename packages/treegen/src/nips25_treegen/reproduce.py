@@ -46,14 +46,14 @@ class ReproduceConfig:
     """
 
     leaf_counts: tuple[int, ...] = (6, 8)
-    n_train: int = 3000
-    n_test: int = 30
+    n_train: int = 2000
+    n_test: int = 25
     n_samples: int = 100
-    n_steps: int = 30
-    train_steps: int = 600
+    n_steps: int = 25
+    train_steps: int = 400
     batch_size: int = 64
-    d_model: int = 64
-    n_layers: int = 3
+    d_model: int = 48
+    n_layers: int = 2
     tv_max_leaves: int = 6
     beam_width: int = 10
 
