@@ -305,7 +305,7 @@ def _shower(rng: np.random.Generator, cfg: GinkgoConfig, max_leaves: int) -> tup
         e_l = sqrt_tp / 2 * (1 + t_l / t_p - t_r / t_p)
         e_r = sqrt_tp / 2 * (1 + t_r / t_p - t_l / t_p)
         arg = 1 - 2 * (t_l + t_r) / t_p + (t_l - t_r) ** 2 / t_p**2
-        p_abs = sqrt_tp / 2 * math.sqrt(max(arg, 0.0))
+        p_abs = sqrt_tp / 2 * math.sqrt(max(float(arg), 0.0))
         cos_th = rng.uniform(-1.0, 1.0)
         phi = rng.uniform(0.0, 2 * math.pi)
         sin_th = math.sqrt(max(1 - cos_th**2, 0.0))

@@ -98,10 +98,10 @@ def evaluate(model: Any, jets: list, config: ReproduceConfig, *, seed: int = 0) 
             row["valid"] = float(np.mean(np.isfinite(lls)))
             row["treegen_best"] = float(lls.max())
             row["treegen_mean"] = float(lls[np.isfinite(lls)].mean()) if np.isfinite(lls).any() else -np.inf
-            points = {
+            points: dict[str, np.ndarray] = {
                 "greedy": greedy(jet.leaves),
                 "beam": beam(jet.leaves, beam_width=config.beam_width),
-                **{f"kt_p{p:+d}": kt_cluster(jet.leaves, p=float(p)) for p in (1, 0, -1)},
+                **{f"kt_p{p:+d}": np.asarray(kt_cluster(jet.leaves, p=float(p))) for p in (1, 0, -1)},
             }
             for name, tree in points.items():
                 row[f"{name}_ll"] = tree_log_lik(jet.leaves, tree)
