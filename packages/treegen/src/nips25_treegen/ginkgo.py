@@ -267,7 +267,7 @@ def _check_leaves(leaves: Any, *, min_leaves: int = 1, max_leaves: int | None = 
 
 def _boost(p_rest: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """Lorentz-boost ``p_rest`` from the parent's rest frame to the lab (parent four-momentum ``parent``)."""
-    mass = math.sqrt(max(invariant_mass2(parent), 0.0))
+    mass = math.sqrt(max(float(invariant_mass2(parent)), 0.0))
     beta = parent[1:] / parent[0]
     gamma = parent[0] / mass
     b2 = float(beta @ beta)
