@@ -46,11 +46,11 @@ class ReproduceConfig:
     """
 
     leaf_counts: tuple[int, ...] = (6, 8)
-    n_train: int = 2000
-    n_test: int = 25
-    n_samples: int = 100
-    n_steps: int = 25
-    train_steps: int = 400
+    n_train: int = 1000
+    n_test: int = 15
+    n_samples: int = 60
+    n_steps: int = 20
+    train_steps: int = 250
     batch_size: int = 64
     d_model: int = 48
     n_layers: int = 2
