@@ -1,0 +1,114 @@
+"""TreeGen network: equivariance, loss, sampler shapes, validity bookkeeping, determinism, training."""
+
+import numpy as np
+import pytest
+import torch
+from nips25_treegen.ginkgo import simulate
+from nips25_treegen.hierarchy import is_binary_tree
+from nips25_treegen.model import TrainConfig, TreeGen, TreeGenConfig, jet_features, row_layout, train
+
+SMALL = TreeGenConfig(n_max=7, d_model=16, n_heads=2, n_layers=1)
+
+
+def _batch(n=6, b=4, seed=0):
+    jets = simulate(b, n_leaves=(n, n), seed=seed)
+    return np.stack([j.leaves for j in jets]), np.stack([j.parents for j in jets])
+
+
+def test_row_layout_matches_parametrisation():
+    """N A-rows with N-1 classes; B-row i has N-2-i classes (strictly upper triangular)."""
+    mask, k = row_layout(6)
+    assert mask.shape == (10, 5)
+    assert k.tolist() == [5] * 6 + [4, 3, 2, 1]
+
+
+def test_network_is_leaf_permutation_equivariant():
+    """Permuting the leaves permutes the A-row logits and leaves the B-row logits unchanged."""
+    torch.manual_seed(0)
+    model = TreeGen(SMALL).eval()
+    leaves, _ = _batch()
+    perm = np.array([3, 0, 5, 1, 4, 2])
+    lf, pf = jet_features(leaves)
+    lf2, pf2 = jet_features(leaves[:, perm])
+    mask, _ = row_layout(6)
+    theta = torch.softmax(torch.randn(4, 10, 5).masked_fill(~mask, -torch.inf), -1)
+    theta2 = theta.clone()
+    theta2[:, :6] = theta[:, perm]
+    t = torch.rand(4)
+    with torch.no_grad():
+        out, out2 = model(lf, pf, theta, t), model(lf2, pf2, theta2, t)
+    assert torch.allclose(out[:, perm], out2[:, :6], atol=1e-5)
+    assert torch.allclose(out[:, 6:], out2[:, 6:], atol=1e-5)
+
+
+def test_loss_finite_and_gradients_flow():
+    torch.manual_seed(0)
+    model = TreeGen(SMALL)
+    leaves, parents = _batch()
+    loss = model.loss(leaves, parents, generator=torch.Generator().manual_seed(0))
+    loss.backward()
+    assert torch.isfinite(loss) and loss > 0
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
+
+
+def test_samples_decode_to_parents_and_valid_ones_are_binary_trees():
+    torch.manual_seed(0)
+    model = TreeGen(SMALL).eval()
+    leaves, _ = _batch(n=5, b=2)
+    out = model.sample(leaves, n_samples=6, n_steps=3, seed=1)
+    assert out.shape == (2, 6, 9)
+    for p in out.reshape(-1, 9):
+        assert p[-1] == -1 and np.all(p[:-1] > np.minimum(np.arange(8), 4))  # edges point to higher slots
+        if is_binary_tree(p, 5):
+            kids = np.bincount(p[p >= 0], minlength=9)
+            assert np.all(kids[5:] == 2) and np.all(kids[:5] == 0)
+
+
+def test_sampling_and_training_are_deterministic():
+    leaves, _ = _batch(n=5, b=8)
+    jets = simulate(16, n_leaves=(5, 6), seed=2)
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        model = TreeGen(SMALL)
+        losses = train(model, jets, TrainConfig(steps=3, batch_size=4, seed=0))
+        runs.append((losses, model.sample(leaves, n_samples=2, n_steps=2, seed=5)))
+    assert runs[0][0] == runs[1][0]
+    assert np.array_equal(runs[0][1], runs[1][1])
+
+
+def test_cross_entropy_variant_and_quadratic_schedule():
+    torch.manual_seed(0)
+    leaves, parents = _batch()
+    for cfg in (
+        TreeGenConfig(n_max=7, d_model=16, n_heads=2, n_layers=1, loss_weighting="cross_entropy"),
+        TreeGenConfig(n_max=7, d_model=16, n_heads=2, n_layers=1, schedule="quadratic"),
+    ):
+        assert torch.isfinite(TreeGen(cfg).loss(leaves, parents))
+
+
+def test_model_rejects_bad_input():
+    model = TreeGen(SMALL)
+    leaves, parents = _batch()
+    with pytest.raises(ValueError, match="d_model"):
+        TreeGenConfig(d_model=10, n_heads=4)
+    with pytest.raises(ValueError, match="schedule"):
+        TreeGenConfig(schedule="linear")
+    with pytest.raises(ValueError, match="loss_weighting"):
+        TreeGenConfig(loss_weighting="l1")
+    with pytest.raises(ValueError, match="n_max"):
+        model.loss(np.ones((2, 9, 4)), np.zeros((2, 17), dtype=int))
+    with pytest.raises(ValueError, match="parents"):
+        model.loss(leaves, parents[:, :-1])
+    with pytest.raises(ValueError, match="finite"):
+        model.sample(np.full((6, 4), np.nan))
+    with pytest.raises(ValueError, match="n_samples"):
+        model.sample(leaves[0], n_samples=0)
+    with pytest.raises(ValueError, match="n_steps"):
+        model.sample(leaves[0], n_steps=0)
+    with pytest.raises(ValueError, match="jets"):
+        train(model, [])
+    with pytest.raises(ValueError, match="steps"):
+        TrainConfig(steps=0)
+    with pytest.raises(ValueError, match="positive energies"):
+        jet_features(-np.abs(leaves))

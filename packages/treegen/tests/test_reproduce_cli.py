@@ -1,0 +1,67 @@
+"""Smoke test of reproduce (tiny profile), the CLI's subcommands and its user-error handling."""
+
+import json
+
+import numpy as np
+import pytest
+from nips25_treegen.cli import main
+from nips25_treegen.reproduce import PROFILES, ReproduceConfig, reproduce
+
+
+def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    ids = [c.id for c in report.claims]
+    assert ids == ["valid-samples", "tv-below-baselines", "best-of-m-near-map", "best-of-m-beats-beam"]
+    for claim in report.claims:
+        assert isinstance(claim.holds, bool) and claim.criterion and claim.measured is not None
+    assert 0.0 <= report.claims[0].measured["valid"] <= 1.0
+    assert set(report.claims[1].measured) >= {"treegen", "greedy", "kt_best", "uniform", "exact_sampler"}
+    assert report.figures and (tmp_path / report.figures[0]).is_file()
+    assert report.package == "treegen" and report.profile == "tiny"
+
+
+def test_reproduce_rejects_unknown_profile(tmp_path):
+    with pytest.raises(ValueError, match="profile"):
+        reproduce(profile="huge", out_dir=tmp_path)
+    with pytest.raises(ValueError, match="leaf_counts"):
+        ReproduceConfig(leaf_counts=(2, 20))
+    assert set(PROFILES) == {"tiny", "quick", "paper"}
+
+
+def test_cli_simulate_and_cluster(tmp_path, capsys):
+    out = tmp_path / "jets.npz"
+    assert main(["simulate", "--n-jets", "3", "--leaves", "5..6", "--out", str(out)]) == 0
+    with np.load(out) as data:
+        assert data["jet0_leaves"].shape[1] == 4 and data["log_lik"].shape == (3,)
+    capsys.readouterr()
+    assert main(["cluster", str(out), "--index", "1"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["greedy_log_lik"] <= res["map_log_lik"] + 1e-9 and res["beam_log_lik"] <= res["map_log_lik"] + 1e-9
+    assert main(["bench", "--N", "4..5"]) == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "--n-jets", "0", "--out", "x.npz"],
+        ["simulate", "--leaves", "9..3", "--out", "x.npz"],
+        ["simulate", "--out", "/no/such/dir/x.npz"],
+        ["simulate", "--out", "x.txt"],
+        ["cluster", "/no/such/file.npz"],
+        ["bench", "--N", "2..30"],
+        ["reproduce", "--profile", "huge"],
+    ],
+)
+def test_cli_user_errors_exit_2(argv, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as err:
+        main(argv)
+    assert err.value.code == 2
+
+
+def test_cli_cluster_bad_index_exits_2(tmp_path):
+    out = tmp_path / "jets.npz"
+    main(["simulate", "--n-jets", "1", "--leaves", "4", "--out", str(out)])
+    with pytest.raises(SystemExit) as err:
+        main(["cluster", str(out), "--index", "5"])
+    assert err.value.code == 2
