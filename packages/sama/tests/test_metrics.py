@@ -59,8 +59,12 @@ def test_miou_greedy_takes_largest_first():
 def test_miou_is_permutation_invariant_and_bounded(pred, gt, perm):
     m = miou_greedy(pred, gt)
     assert 0.0 <= m <= 1.0
-    assert miou_greedy(pred[list(perm)], gt) == pytest.approx(m)
     assert miou_greedy(pred, gt, strict=True) <= m + 1e-12
+    positive = iou_matrix(pred, gt)[iou_matrix(pred, gt) > 0]
+    if np.unique(positive).size == positive.size:
+        # without ties the greedy pairing is unique, so the order of the predictions cannot matter; with tied IoUs
+        # the greedy rule breaks ties by index (as the official script does), and the score may depend on order
+        assert miou_greedy(pred[list(perm)], gt) == pytest.approx(m)
 
 
 def test_jandf_identical_and_shifted_square():
