@@ -11,32 +11,18 @@ unit vectors (MiniLM's width), 11 models. A timing is the median of several runs
 from __future__ import annotations
 
 import argparse
-import resource
-import statistics
 import time
 from collections.abc import Callable
 
 import numpy as np
 from nips25_routing import ANNEstimator, BatchSplitRouter, GreedyRouter, HistoryStore, PORTRouter
 
-
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process so far, MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from nips25_shared.bench import median_seconds, peak_rss_mib
 
 
 def clustered(rng: np.random.Generator, n: int, dim: int, centers: np.ndarray) -> np.ndarray:
     label = rng.integers(0, len(centers), size=n)
     return (centers[label] + 0.35 * rng.normal(size=(n, dim)) / np.sqrt(dim)).astype(np.float32)
-
-
-def timed(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def routed_in_batches(router: object, stream: np.ndarray, batch: int) -> Callable[[], None]:
@@ -88,8 +74,10 @@ def main() -> None:
         bs = ("BatchSplit (HiGHS MILP)", routed_in_batches(BatchSplitRouter(hnsw, budgets), bs_stream, 256))
         results = []
         for name, fn, n in rows:
-            results.append((name, n / timed(fn, args.repeats), peak_rss_mib()))
-        results.append((bs[0], len(bs_stream) / timed(bs[1], max(1, args.repeats // 2)), peak_rss_mib()))
+            results.append((name, n / median_seconds(fn, repeats=args.repeats), peak_rss_mib()))
+        results.append(
+            (bs[0], len(bs_stream) / median_seconds(bs[1], repeats=max(1, args.repeats // 2)), peak_rss_mib())
+        )
         ours = results[0][1]
         for name, qps, rss in results:
             print(f"{size:>8} {name:<28} {qps:>11.0f} {1e3 / qps:>9.4f} {ours / qps:>7.2f}x {rss:>13.0f}")
