@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import resource
-import statistics
 import time
 from typing import Any
+
+from nips25_shared.bench import measure, peak_rss_mib
 
 METHODS = ("ours_identity", "ours_hessian", "scipy", "optimistix")
 
@@ -48,17 +48,13 @@ def _measure(problem: str, method: str, gap: float, repeats: int, queue: Any) ->
                 return r.iters_to_gap, r.n_fev, r.n_gev
 
         t = time.perf_counter()
-        out = run()
+        run()  # the warm-up run, timed apart: it carries the compile time
         first = time.perf_counter() - t
-        times = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            out = run()
-            times.append(time.perf_counter() - t)
-    med = statistics.median(times)
+        timed = measure(run, repeats=repeats, memory="none")
+    med, out = timed.seconds, timed.result
     queue.put({
         "problem": problem, "method": method, "iters": out[0], "fev": out[1], "gev": out[2], "time_s": med,
-        "compile_s": max(first - med, 0.0), "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "compile_s": max(first - med, 0.0), "peak_rss_mb": peak_rss_mib(),
     })  # fmt: skip
 
 

@@ -17,12 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import statistics
 import tempfile
-import time
-import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -38,19 +33,7 @@ from nips25_commono import (
 )
 from skimage.feature import match_template
 
-
-def _time(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
-    """Median wall time over ``repeats`` runs and the tracemalloc peak (MiB) of one run."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return statistics.median(times), peak
+from nips25_shared.bench import measure, peak_rss_mib
 
 
 def main() -> None:
@@ -81,8 +64,10 @@ def main() -> None:
                 for t in batch:
                     match_template(img, t)
 
-    t_ours, m_ours = _time(ours, args.repeats)
-    t_peer, m_peer = _time(peer, args.repeats)
+    ours_run = measure(ours, repeats=args.repeats, memory="tracemalloc")
+    t_ours, m_ours = ours_run.seconds, ours_run.peak_mib
+    peer_run = measure(peer, repeats=args.repeats, memory="tracemalloc")
+    t_peer, m_peer = peer_run.seconds, peer_run.peak_mib
     n_maps = len(images) * len(objs) * len(sizes)
     a, b = normalized_cross_correlation(images[0], batches[0])[0], match_template(images[0], batches[0][0])[..., 0]
     results["ncc"] = {
@@ -98,11 +83,13 @@ def main() -> None:
     # 2. Scoring throughput on raw strings.
     replies = [Oracle().answer(ex) for ex in examples] * 25
     data = examples * 25
-    t_score, m_score = _time(lambda: score(replies, data), args.repeats)
+    score_run = measure(lambda: score(replies, data), repeats=args.repeats, memory="tracemalloc")
+    t_score, m_score = score_run.seconds, score_run.peak_mib
     results["score"] = {"questions_per_s": len(data) / t_score, "peak_mib": m_score}
 
     # 3. Generator throughput (two images per question).
-    t_gen, m_gen = _time(lambda: gen.examples(10, start=1000), args.repeats)
+    gen_run = measure(lambda: gen.examples(10, start=1000), repeats=args.repeats, memory="tracemalloc")
+    t_gen, m_gen = gen_run.seconds, gen_run.peak_mib
     results["generator"] = {"images_per_s": 20 / t_gen, "peak_mib": m_gen}
 
     # 4. Detectors: questions per second (fresh caches each run).
@@ -111,7 +98,8 @@ def main() -> None:
         for ex in examples[:20]:
             m.answer(ex)
 
-    t_match, m_match = _time(run_matcher, args.repeats)
+    match_run = measure(run_matcher, repeats=args.repeats, memory="tracemalloc")
+    t_match, m_match = match_run.seconds, match_run.peak_mib
     results["template_matcher"] = {"questions_per_s": 20 / t_match, "peak_mib": m_match}
     try:
         import open_clip
@@ -134,12 +122,13 @@ def main() -> None:
                 for ex in examples[:10]:
                     det.answer(ex)
 
-            t_clip, m_clip = _time(run_clip, max(1, args.repeats // 2))
+            clip_run = measure(run_clip, repeats=max(1, args.repeats // 2), memory="tracemalloc")
+            t_clip, m_clip = clip_run.seconds, clip_run.peak_mib
         results["openclip_tiny"] = {"questions_per_s": 10 / t_clip, "peak_mib": m_clip}
     except ImportError:
         results["openclip_tiny"] = {"skipped": 1.0}
 
-    results["process"] = {"max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    results["process"] = {"max_rss_mib": peak_rss_mib()}
     print(f"library: {library!r}; {args.repeats} repeats, medians")
     r = results["ncc"]
     print(

@@ -8,34 +8,19 @@ calibration scores of 100 classes (n_y = 50 each) and test scores (B, m, C).
   class's column of the B*m views (crepes' own ``WrapClassifier`` with ``class_cond=True`` loops the same way but
   passes all C columns each time), then the same exact-law sum aggregation of its p-values.
 
-Prints the median wall time over repeats (after one tracemalloc run that gives the peak memory), instances/s,
+Prints the median wall time over repeats (after one warm-up run; one more, traced, gives the peak memory), instances/s,
 peak traced memory and the ratio ours/peer, and checks that both give the same prediction sets.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-import tracemalloc
-from collections.abc import Callable
 
 import numpy as np
 from nips25_conformal import MondrianCalibration, NullLaw, multi_input_pvalues
 from nips25_conformal.aggregation import SumStatistic
 
-
-def _measure(fn: Callable[[], np.ndarray], repeats: int) -> tuple[float, float, np.ndarray]:
-    tracemalloc.start()  # first run: peak memory (and warm-up); timings below run untraced
-    out = fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), peak / 2**20, out
+from nips25_shared.bench import measure
 
 
 def main() -> None:
@@ -68,8 +53,11 @@ def main() -> None:
         null = SumStatistic().exact_null(NullLaw(n, m))
         return null.pvalue(counts.sum(axis=1).astype(np.float64)) > args.alpha
 
-    t_ours, mem_ours, sets_ours = _measure(ours, args.repeats)
-    t_peer, mem_peer, sets_peer = _measure(peer, args.repeats)
+    # one warm-up run each, the timed runs, then one traced run for the peak memory
+    ours_run = measure(ours, repeats=args.repeats, warmup=1, memory="tracemalloc")
+    peer_run = measure(peer, repeats=args.repeats, warmup=1, memory="tracemalloc")
+    t_ours, mem_ours, sets_ours = ours_run.seconds, ours_run.peak_mib, ours_run.result
+    t_peer, mem_peer, sets_peer = peer_run.seconds, peer_run.peak_mib, peer_run.result
     assert np.array_equal(sets_ours, sets_peer), "ours and crepes+aggregation disagree"
     print(f"workload: {b} instances x {m} views x {c} classes, n_y={n}, median of {args.repeats} runs")
     print(f"ours   : {t_ours:8.3f} s  {b / t_ours:12.0f} instances/s  peak {mem_ours:8.1f} MiB")

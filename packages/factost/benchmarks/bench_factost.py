@@ -10,26 +10,11 @@ the process's peak resident memory after each model (``ru_maxrss``; models run f
 from __future__ import annotations
 
 import argparse
-import resource
-import statistics
-import time
 
 import torch
 from nips25_factost import STID, BackboneConfig, FactoST, JointSTTransformer, STAdapter, TemporalBackbone
 
-
-def _median_ms(fn, repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
-def _peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from nips25_shared.bench import median_seconds, peak_rss_mib
 
 
 def main() -> None:
@@ -58,7 +43,7 @@ def main() -> None:
         for name, model in models.items():
             model.eval()
             with torch.no_grad():
-                infer = _median_ms(lambda m=model, a=x, c=cal: m(a, c), args.repeats)
+                infer = 1e3 * median_seconds(lambda m=model, a=x, c=cal: m(a, c), repeats=args.repeats, warmup=1)
             opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
             model.train()
 
@@ -67,11 +52,10 @@ def main() -> None:
                 (m(a, c) - t).abs().mean().backward()
                 o.step()
 
-            train = _median_ms(step, max(3, args.repeats // 3))
+            train = 1e3 * median_seconds(step, repeats=max(3, args.repeats // 3), warmup=1)
             rows[name] = (infer, train)
-            print(
-                f"{n:>4} {name:<22} {infer:>9.2f} {train:>9.2f} {model.trainable_parameters():>9d} {_peak_mib():>9.0f}"
-            )
+            peak = peak_rss_mib()
+            print(f"{n:>4} {name:<22} {infer:>9.2f} {train:>9.2f} {model.trainable_parameters():>9d} {peak:>9.0f}")
         ours = rows["FactoST (frozen+adapter)"]
         for peer in ("STID (expert peer)", "joint ST-Transformer"):
             print(f"{n:>4} ratio ours/{peer}: inference {ours[0] / rows[peer][0]:.2f}x, train step "

@@ -16,13 +16,9 @@ minutes per run on a shared 2-core machine, which is why the default runs the pe
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
 import statistics
-import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -30,36 +26,7 @@ import networkx as nx
 import numpy as np
 from nips25_gnnclt import default_model, graph_power, sample_csbm
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-def _rss() -> int:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * PAGE
-
-
-def measure(fn: Callable[[], Any]) -> tuple[float, float]:
-    """(seconds, peak RSS growth in MiB) of one call."""
-    gc.collect()
-    base = _rss()
-    peak = [base]
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            peak[0] = max(peak[0], _rss())
-            time.sleep(0.005)
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-    start = time.perf_counter()
-    out = fn()
-    seconds = time.perf_counter() - start
-    done.set()
-    thread.join()
-    peak[0] = max(peak[0], _rss())
-    del out
-    return seconds, (peak[0] - base) / 2**20
+from nips25_shared.bench import measure, median_seconds
 
 
 def ours(n: int, nu: float, k: int, seed: int) -> Any:
@@ -85,18 +52,19 @@ def peer(n: int, nu: float, k: int, seed: int) -> Any:
 
 
 def run(n: int, nu: float, k: int, repeats: int, peer_repeats: int) -> None:
-    first, _ = measure(lambda: ours(n, nu, k, 99))
-    ours_runs = [measure(lambda s=s: ours(n, nu, k, s)) for s in range(repeats)]
-    t_ours = statistics.median(t for t, _ in ours_runs)
-    m_ours = max(m for _, m in ours_runs)
+    first = median_seconds(lambda: ours(n, nu, k, 99), repeats=1)
+    # one call per seed; each samples its peak RSS growth every 5 ms
+    ours_runs = [measure(lambda s=s: ours(n, nu, k, s), repeats=1, memory="rss") for s in range(repeats)]
+    t_ours = statistics.median(r.seconds for r in ours_runs)
+    m_ours = max(r.peak_mib for r in ours_runs)
     print(f"n={n} nu={nu:g} k={k}: ours first call (with compile) {first:.2f} s")
     print(f"  ours  median of {repeats}: {t_ours:8.3f} s   peak RSS growth {m_ours:8.1f} MiB")
     if peer_repeats < 1:
         print("  peer  skipped (--peer-repeats 0)")
         return
-    peer_runs = [measure(lambda s=s: peer(n, nu, k, s)) for s in range(peer_repeats)]
-    t_peer = statistics.median(t for t, _ in peer_runs)
-    m_peer = max(m for _, m in peer_runs)
+    peer_runs = [measure(lambda s=s: peer(n, nu, k, s), repeats=1, memory="rss") for s in range(peer_repeats)]
+    t_peer = statistics.median(r.seconds for r in peer_runs)
+    m_peer = max(r.peak_mib for r in peer_runs)
     print(f"  peer  median of {peer_repeats}: {t_peer:8.3f} s   peak RSS growth {m_peer:8.1f} MiB  (networkx + scipy)")
     print(
         f"  ratio ours/peer: time {t_ours / t_peer:.4f} (speed-up x{t_peer / t_ours:.1f}), "

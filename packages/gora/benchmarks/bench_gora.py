@@ -2,7 +2,7 @@
 
 Run: ``python packages/gora/benchmarks/bench_gora.py [--repeats 3] [--pairs 40]``. Every init timing is the median
 of ``--repeats`` runs on the same model and batches; step times are interleaved GoRA/LoRA pairs. Peak memory is the
-peak resident-set increase over the phase (sampled every 5 ms from /proc/self/status) on CPU, or
+peak resident-set increase over the phase (sampled every 5 ms from /proc/self/statm) on CPU, or
 ``torch.cuda.max_memory_allocated`` on a GPU.
 """
 
@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import threading
 import time
-from collections.abc import Callable
-from typing import Any
 
 import torch
 from nips25_gora import GoraConfig
@@ -23,42 +20,7 @@ from nips25_gora.models import MINILM_TARGETS, load_minilm_classifier, tokenize
 from nips25_gora.training import make_loader
 
 from nips25_shared import seed_everything
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def peak_memory(fn: Callable[[], Any]) -> tuple[Any, float, float]:
-    """Run ``fn``; return its result, wall seconds and peak memory increase in MB."""
-    if torch.cuda.is_available():
-        torch.cuda.reset_peak_memory_stats()
-        before = torch.cuda.memory_allocated()
-        t0 = time.perf_counter()
-        out = fn()
-        torch.cuda.synchronize()
-        return out, time.perf_counter() - t0, (torch.cuda.max_memory_allocated() - before) / 2**20
-    base, peak, stop = _rss_mb(), [0.0], threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            peak[0] = max(peak[0], _rss_mb())
-            time.sleep(0.005)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    t0 = time.perf_counter()
-    try:
-        out = fn()
-    finally:
-        seconds = time.perf_counter() - t0
-        stop.set()
-        thread.join()
-    return out, seconds, max(peak[0], _rss_mb()) - base
+from nips25_shared.bench import measure
 
 
 def paired_step_seconds(
@@ -113,14 +75,17 @@ def main() -> None:
     grad_batches = [b for _, b in zip(range(args.grad_batches), make_loader(train_set, batch_size=16, seed=1))]
     gora = GoraConfig(target_modules=MINILM_TARGETS, modules_to_save=("classifier",))
     init: dict[str, list[tuple[float, float]]] = {"gora": [], "loraga": [], "eva": []}
+    memory = "cuda" if torch.cuda.is_available() else "rss"
     for rep in range(args.repeats):
         for method in init:
             seed_everything(rep)
             model, _ = load_minilm_classifier(len(data.label_names))
-            _, seconds, mem = peak_memory(
-                lambda method=method, model=model: build_method(method, model, gora=gora, grad_batches=grad_batches)
+            run = measure(
+                lambda method=method, model=model: build_method(method, model, gora=gora, grad_batches=grad_batches),
+                repeats=1,
+                memory=memory,
             )
-            init[method].append((seconds, mem))
+            init[method].append((run.seconds, run.peak_mib))
     # step time: GoRA and LoRA r=8 adapters on the same base, same batches, timed interleaved (see paired_step_seconds)
     seed_everything(0)
     gora_model, _ = build_method(

@@ -7,14 +7,13 @@ Same batch, candidates, sampler steps and model for every method. Run: ``python 
 from __future__ import annotations
 
 import argparse
-import resource
-import statistics
-import time
 from dataclasses import replace
 
 import torch
 from nips25_gradspo.diagnostics import gradient_relative_variance
 from nips25_gradspo.reproduce import PROFILES, _prompts, _trainer
+
+from nips25_shared.bench import median_seconds, peak_rss_mib
 
 
 def main() -> None:
@@ -30,14 +29,11 @@ def main() -> None:
     for method in ("gradspo", "spo", "dpo"):
         tr = _trainer(method, cfg, 0)
         gen = torch.Generator().manual_seed(0)
-        tr.step(_prompts(cfg.batch), generator=gen)  # warm-up
-        ts = []
-        for _ in range(args.reps):
-            start = time.perf_counter()
-            tr.step(_prompts(cfg.batch), generator=gen)
-            ts.append(time.perf_counter() - start)
-        times[method] = statistics.median(ts)
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        # one warm-up iteration, then the timed ones
+        times[method] = median_seconds(
+            lambda tr=tr, gen=gen: tr.step(_prompts(cfg.batch), generator=gen), repeats=args.reps, warmup=1
+        )
+        peak = peak_rss_mib()
         print(f"{method:8s} {times[method] * 1e3:8.1f} ms/iteration   process peak RSS so far {peak:7.1f} MiB")
         if method != "dpo":
             v = gradient_relative_variance(

@@ -9,14 +9,13 @@ Peak memory: ``tracemalloc`` peak of Python allocations for the numpy loop, and 
 from __future__ import annotations
 
 import argparse
-import resource
-import statistics
 import time
-import tracemalloc
 
 import numpy as np
 from nips25_market import LMSR, SmoothQuadratic, replay
 from scipy.special import logsumexp
+
+from nips25_shared.bench import measure, median_seconds, peak_rss_mib
 
 
 def numpy_lmsr(trades: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:
@@ -32,15 +31,6 @@ def numpy_lmsr(trades: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:
     return q, pays
 
 
-def _median_time(fn, repeats: int) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50, help="outcomes (default 50)")
@@ -51,11 +41,8 @@ def main() -> None:
     b = 100.0
     trades = rng.normal(size=(args.trades, args.n)) * 5.0
 
-    tracemalloc.start()
-    _, pay_np = numpy_lmsr(trades, b)
-    peak_np = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    t_np = _median_time(lambda: numpy_lmsr(trades, b), args.repeats)
+    peer = measure(lambda: numpy_lmsr(trades, b), repeats=args.repeats, warmup=1, memory="tracemalloc")
+    t_np, peak_np, (_, pay_np) = peer.seconds, peer.peak_mib, peer.result
 
     rows = [("numpy LMSR loop (peer)", t_np, 0.0)]
     for name, mm in (
@@ -68,14 +55,14 @@ def main() -> None:
         compile_s = time.perf_counter() - start
         if name.startswith("ours: LMSR"):
             assert np.allclose(np.asarray(tr.payments), pay_np, atol=1e-8), "LMSR payments disagree with the peer"
-        t = _median_time(lambda mm=mm: replay(mm, trades).payments.block_until_ready(), args.repeats)
+        t = median_seconds(lambda mm=mm: replay(mm, trades).payments.block_until_ready(), repeats=args.repeats)
         rows.append((name, t, compile_s))
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss_mb = peak_rss_mib()
     print(f"n = {args.n} outcomes, {args.trades} trades, median of {args.repeats} runs, CPU")
     print(f"{'implementation':<26}{'median s':>10}{'trades/s':>14}{'ours/peer time':>16}{'first call s':>14}")
     for name, t, c in rows:
         print(f"{name:<26}{t:>10.4f}{args.trades / t:>14.0f}{t / t_np:>16.3f}{c:>14.2f}")
-    print(f"peak memory: numpy loop {peak_np / 2**20:.2f} MiB (tracemalloc); process peak RSS {rss_mb:.0f} MiB")
+    print(f"peak memory: numpy loop {peak_np:.2f} MiB (tracemalloc); process peak RSS {rss_mb:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -6,14 +6,15 @@ Run: ``uvx nox -s bench-olfaction`` (or ``python benchmarks/bench_olfaction.py``
 
 from __future__ import annotations
 
+import itertools
 import math
-import resource
-import statistics
 import time
 
 import jax
 import numpy as np
 from nips25_olfaction import Circuit, CircuitParams, OUNoise, olsen_pn, simulate, synthetic_odors
+
+from nips25_shared.bench import median_seconds, peak_rss_mib
 
 N_KC, N_ODORS, N_TRIALS, REPEATS = 2000, 8, 8, 5
 
@@ -51,19 +52,19 @@ def main() -> None:
     t0 = time.perf_counter()
     simulate(circuit, rates, noise=OUNoise(20.0), n_trials=N_TRIALS, key=jax.random.key(0)).block_until_ready()
     compile_s = time.perf_counter() - t0
-    ours = []
-    for i in range(REPEATS):
-        t0 = time.perf_counter()
-        simulate(circuit, rates, noise=OUNoise(20.0), n_trials=N_TRIALS, key=jax.random.key(i + 1)).block_until_ready()
-        ours.append(time.perf_counter() - t0)
+    keys = itertools.count(1)  # a fresh key per timed run
+
+    def ours() -> None:
+        key = jax.random.key(next(keys))
+        simulate(circuit, rates, noise=OUNoise(20.0), n_trials=N_TRIALS, key=key).block_until_ready()
+
+    t_ours = median_seconds(ours, repeats=REPEATS)
     conn = np.asarray(circuit.connectivity, dtype=np.float64)
-    peer = []
-    for i in range(max(2, REPEATS // 2)):
-        t0 = time.perf_counter()
-        numpy_loop(conn, rates, p, 20.0, np.random.default_rng(i))
-        peer.append(time.perf_counter() - t0)
-    t_ours, t_peer = statistics.median(ours), statistics.median(peer)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    seeds = itertools.count(0)
+    t_peer = median_seconds(
+        lambda: numpy_loop(conn, rates, p, 20.0, np.random.default_rng(next(seeds))), repeats=max(2, REPEATS // 2)
+    )
+    peak = peak_rss_mib()
     print(f"network: {N_KC} KCs, {N_ODORS} odours x {N_TRIALS} trials, {p.window * 1e3:g} ms at dt {p.dt * 1e3:g} ms")
     print(f"ours (jax jit+vmap): {work / t_ours:,.0f} neuron-s/s (median {t_ours:.3f} s; compile {compile_s:.2f} s)")
     print(f"peer (numpy loop):   {work / t_peer:,.0f} neuron-s/s (median {t_peer:.3f} s)")

@@ -12,13 +12,11 @@ Usage: python bench_sama.py [--repeats 5] [--pairs 400] [--frames 32]
 from __future__ import annotations
 
 import argparse
-import resource
-import statistics
-import time
-import tracemalloc
 
 import numpy as np
 import torch
+
+from nips25_shared.bench import measure, median_seconds, peak_rss_mib
 
 
 def _corpus(n: int, seed: int = 0) -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -37,19 +35,6 @@ def _corpus(n: int, seed: int = 0) -> tuple[dict[str, list[str]], dict[str, str]
     return refs, hyps
 
 
-def _timed(fn, repeats: int) -> tuple[float, float]:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return statistics.median(times), peak / 2**20
-
-
 def bench_captions(pairs: int, repeats: int) -> None:
     from nips25_sama.caption_metrics import bleu, cider_d, rouge_l
 
@@ -66,7 +51,8 @@ def bench_captions(pairs: int, repeats: int) -> None:
         from pycocoevalcap.rouge.rouge import Rouge
     except ImportError:
         print("caption metrics: pycocoevalcap not installed; peer skipped")
-        t, mem = _timed(ours, repeats)
+        run = measure(ours, repeats=repeats, memory="tracemalloc")
+        t, mem = run.seconds, run.peak_mib
         print(f"caption metrics ours: {t * 1e3:.1f} ms for {pairs} pairs, peak {mem:.1f} MiB")
         return
     res = {k: [v] for k, v in hyps.items()}
@@ -76,8 +62,10 @@ def bench_captions(pairs: int, repeats: int) -> None:
         Rouge().compute_score(refs, res)
         Cider().compute_score(refs, res)
 
-    t_ours, m_ours = _timed(ours, repeats)
-    t_peer, m_peer = _timed(peer, repeats)
+    ours_run = measure(ours, repeats=repeats, memory="tracemalloc")
+    peer_run = measure(peer, repeats=repeats, memory="tracemalloc")
+    t_ours, m_ours = ours_run.seconds, ours_run.peak_mib
+    t_peer, m_peer = peer_run.seconds, peer_run.peak_mib
     print(f"caption metrics (BLEU-1..4 + ROUGE-L + CIDEr-D), {pairs} pairs, median of {repeats}:")
     print(f"  ours          {t_ours * 1e3:8.1f} ms  ({pairs / t_ours:8.0f} pairs/s)  peak {m_ours:6.1f} MiB")
     print(f"  pycocoevalcap {t_peer * 1e3:8.1f} ms  ({pairs / t_peer:8.0f} pairs/s)  peak {m_peer:6.1f} MiB")
@@ -93,19 +81,14 @@ def bench_aggregator(frames: int, repeats: int) -> None:
     x = torch.randn(frames, cfg.tokens_per_frame, cfg.vis_dim)
     ids = torch.tensor([[101, 2029, 2126, 2515, 30528, 30523, 30524, 30529, 2693, 1029, 102]])
     rv, rs = torch.randn(1, 1, cfg.vis_dim), torch.ones(1, 1, cfg.region_mask_size, cfg.region_mask_size)
-    times = []
-    with torch.no_grad():
-        model(x, ids, region_visual=rv, region_shape=rs)  # warm-up
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            model(x, ids, region_visual=rv, region_shape=rs)
-            times.append(time.perf_counter() - t0)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
+    with torch.no_grad():  # one warm-up run, then the timed ones
+        seconds = median_seconds(lambda: model(x, ids, region_visual=rv, region_shape=rs), repeats=repeats, warmup=1)
+    rss = peak_rss_mib()
     n_params = sum(p.numel() for p in model.parameters()) / 1e6
     print(
         f"aggregator at 1B shapes (C=896, {frames} frames, {n_params:.0f} M params, {torch.get_num_threads()} threads):"
     )
-    print(f"  {statistics.median(times):.2f} s per question (median of {repeats}); peak RSS {rss:.0f} MiB")
+    print(f"  {seconds:.2f} s per question (median of {repeats}); peak RSS {rss:.0f} MiB")
 
 
 def main() -> None:

@@ -12,9 +12,6 @@ AbsRel of each output after global median scaling.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-import tracemalloc
 
 import numpy as np
 import py360convert
@@ -29,6 +26,8 @@ from nips25_st2360d import (
     z_to_distance,
 )
 
+from nips25_shared.bench import measure, median_seconds
+
 
 def cubemap_pipeline(rgb: np.ndarray, model: IndependentOracle, face_w: int) -> np.ndarray:
     """py360convert e2c -> model on the six faces -> ray distance -> py360convert c2e."""
@@ -38,20 +37,6 @@ def cubemap_pipeline(rgb: np.ndarray, model: IndependentOracle, face_w: int) -> 
     z = model.predict(frames, views=cubemap_views(), fov=90.0)
     rho = z_to_distance(z, fov=90.0)
     return py360convert.c2e(list(rho), h, w, cube_format="list")
-
-
-def timed(fn, repeats: int) -> tuple[float, list[float], float, np.ndarray]:
-    out = fn()  # warm-up (imports, caches)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return statistics.median(times), times, peak, out
 
 
 def main() -> None:
@@ -77,9 +62,12 @@ def main() -> None:
         frames, views = st.frames(rgb)
         return ours_model.predict(frames, views=views, fov=90.0)
 
-    t_ours, all_ours, mem_ours, d_ours = timed(ours, args.repeats)
-    t_peer, all_peer, mem_peer, d_peer = timed(peer, args.repeats)
-    t_model, _, _, _ = timed(model_only, args.repeats)
+    # one warm-up run each (imports, caches), then the timed runs, then one traced run for the peak
+    ours_run = measure(ours, repeats=args.repeats, warmup=1, memory="tracemalloc")
+    peer_run = measure(peer, repeats=args.repeats, warmup=1, memory="tracemalloc")
+    t_ours, all_ours, mem_ours, d_ours = ours_run.seconds, ours_run.times, ours_run.peak_mib, ours_run.result
+    t_peer, all_peer, mem_peer, d_peer = peer_run.seconds, peer_run.times, peer_run.peak_mib, peer_run.result
+    t_model = median_seconds(model_only, repeats=args.repeats, warmup=1)
     q_ours = depth_metrics(d_ours, gt, align_mode="median")["abs_rel"]
     q_peer = depth_metrics(d_peer, gt, align_mode="median")["abs_rel"]
     print(f"panorama {w}x{h}, frames {args.frame_size}px, median of {args.repeats} runs (one process)")

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import statistics
 import subprocess
 import sys
 import time
 
 import numpy as np
+
+from nips25_shared.bench import median_seconds, peak_rss_mib
 
 
 def similarity(n: int) -> np.ndarray:
@@ -56,13 +56,8 @@ def measure(name: str, n: int, k: int, repeats: int) -> dict[str, object]:
     start = time.perf_counter()
     ranking = RUNNERS[name](sim, k)
     first = time.perf_counter() - start
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        RUNNERS[name](sim, k)
-        times.append(time.perf_counter() - start)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"first_s": first, "median_s": statistics.median(times), "peak_rss_mb": peak_mb, "ranking": ranking}
+    median_s = median_seconds(lambda: RUNNERS[name](sim, k), repeats=repeats)
+    return {"first_s": first, "median_s": median_s, "peak_rss_mb": peak_rss_mib(), "ranking": ranking}
 
 
 def main() -> int:

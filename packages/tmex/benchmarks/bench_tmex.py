@@ -10,32 +10,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-import tracemalloc
 import warnings
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from nips25_tmex import DegenerateResidualWarning, kci_available, kci_test, location_scale_scm, measurements, random_dag
 from nips25_tmex import tmex as tmex_score
 
 from nips25_shared import configure_logging
-
-
-def measure(fn: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
-    """Median wall time (s), peak traced memory (MiB) of one run, and the last result."""
-    times = []
-    result = None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    tracemalloc.start()
-    fn()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return statistics.median(times), peak / 2**20, result
+from nips25_shared.bench import measure
 
 
 def main() -> None:
@@ -55,22 +37,25 @@ def main() -> None:
 
     z = location_scale_scm(250, random_dag(3, rng), rng)
     hz = measurements(z, "partial", rng)
-    t_g, m_g, r_g = measure(lambda: tmex_score(z, hz), args.repeats)
-    t_k, m_k, r_k = measure(lambda: tmex_score(z, hz, test="kci"), max(1, args.repeats // 2))
+    gcm = measure(lambda: tmex_score(z, hz), repeats=args.repeats, memory="tracemalloc")
+    kci = measure(lambda: tmex_score(z, hz, test="kci"), repeats=max(1, args.repeats // 2), memory="tracemalloc")
+    t_g, m_g, r_g = gcm.seconds, gcm.peak_mib, gcm.result
+    t_k, m_k, r_k = kci.seconds, kci.peak_mib, kci.result
     print(f"| k=3, n=250, full T-MEX (9 tests) | {t_g:.4f} | {t_k:.3f} | {t_g / t_k:.2e} | {m_g:.2f} | {m_k:.2f} "
           f"| {r_g.score} / {r_k.score} |")  # fmt: skip
 
     z = location_scale_scm(1000, random_dag(20, rng), rng)
     hz = measurements(z, "noisy", rng)
-    t_g, m_g, r_g = measure(lambda: tmex_score(z, hz), args.repeats)
+    gcm = measure(lambda: tmex_score(z, hz), repeats=args.repeats, memory="tracemalloc")
+    t_g, m_g, r_g = gcm.seconds, gcm.peak_mib, gcm.result
     rest = np.delete(z, 0, axis=1)
     one = [lambda i=i: kci_test(hz[i], z[:, 0], rest) for i in range(args.kci_tests)]
     per_test = []
     m_k = 0.0
     for fn in one:
-        t, m, _ = measure(fn, 1)
-        per_test.append(t)
-        m_k = max(m_k, m)
+        single = measure(fn, repeats=1, memory="tracemalloc")
+        per_test.append(single.seconds)
+        m_k = max(m_k, single.peak_mib)
     t_k = statistics.median(per_test) * 400
     print(f"| k=20, n=1000, full T-MEX (400 tests) | {t_g:.3f} | {t_k:.0f} (extrapolated: 400 x median of "
           f"{args.kci_tests} tests) | {t_g / t_k:.2e} | {m_g:.2f} | {m_k:.2f} | {r_g.score} / n/a |")  # fmt: skip

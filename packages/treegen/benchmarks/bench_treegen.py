@@ -6,30 +6,11 @@ several runs; peak memory is the Python-heap peak (tracemalloc) of one run plus 
 
 from __future__ import annotations
 
-import resource
-import statistics
-import time
-import tracemalloc
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 import torch
 from nips25_treegen import TreeGen, TreeGenConfig, Trellis, brute_force, kt_cluster, n_trees, simulate
 
-
-def _time(fn: Callable[[], Any], repeats: int = 3) -> tuple[float, float]:
-    """Median wall time (s) over ``repeats`` runs, and the tracemalloc peak (MiB) of one run."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    tracemalloc.start()
-    fn()
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return statistics.median(times), peak
+from nips25_shared.bench import measure, median_seconds, peak_rss_mib
 
 
 def main() -> None:
@@ -41,9 +22,11 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for n in range(4, 12):
         leaves = simulate(1, n_leaves=(n, n), seed=n)[0].leaves
-        t_tr, m_tr = _time(lambda leaves=leaves: Trellis(leaves).log_partition())
+        trellis = measure(lambda leaves=leaves: Trellis(leaves).log_partition(), repeats=3, memory="tracemalloc")
+        t_tr, m_tr = trellis.seconds, trellis.peak_mib
         if n <= 8:
-            t_bf, m_bf = _time(lambda leaves=leaves: brute_force(leaves), repeats=1 if n == 8 else 3)
+            brute = measure(lambda leaves=leaves: brute_force(leaves), repeats=1 if n == 8 else 3, memory="tracemalloc")
+            t_bf, m_bf = brute.seconds, brute.peak_mib
             print(f"| {n} | {n_trees(n)} | {t_tr:.4f} | {t_bf:.4f} | {t_tr / t_bf:.3g} | {m_tr:.1f} | {m_bf:.1f} |")
         else:
             print(f"| {n} | {n_trees(n)} | {t_tr:.4f} | not run | - | {m_tr:.1f} | - |")
@@ -56,15 +39,16 @@ def main() -> None:
     for n in (6, 8, 10):
         jets = simulate(20, n_leaves=(n, n), seed=n)
         leaves = np.stack([j.leaves for j in jets])
-        t_tg, _ = _time(lambda leaves=leaves: model.sample(leaves, n_samples=50, n_steps=30), repeats=2)
+        t_tg = median_seconds(lambda leaves=leaves: model.sample(leaves, n_samples=50, n_steps=30), repeats=2)
         tr = Trellis(jets[0].leaves)
-        t_ex, _ = _time(lambda tr=tr: tr.sample(1000, seed=0), repeats=2)
+        t_ex = median_seconds(lambda tr=tr: tr.sample(1000, seed=0), repeats=2)
         tg_rate, ex_rate = 1000 / t_tg, 1000 / t_ex
         print(f"| {n} | {tg_rate:.0f} | {ex_rate:.0f} | {tg_rate / ex_rate:.3g} |")
 
     print("\n## Generalised kT (ee distance, R = pi): ours vs fastjet, 200 jets with 9..12 leaves")
     jets = simulate(200, n_leaves=(9, 12), seed=1)
-    t_ours, m_ours = _time(lambda: [kt_cluster(j.leaves, p=1.0, distance="ee") for j in jets])
+    kt = measure(lambda: [kt_cluster(j.leaves, p=1.0, distance="ee") for j in jets], repeats=3, memory="tracemalloc")
+    t_ours, m_ours = kt.seconds, kt.peak_mib
     try:
         import fastjet
     except ImportError:
@@ -77,11 +61,12 @@ def main() -> None:
                 particles = [fastjet.PseudoJet(float(px), float(py), float(pz), float(e)) for e, px, py, pz in j.leaves]
                 fastjet.ClusterSequence(particles, jet_def).exclusive_jets(1)
 
-        t_fj, m_fj = _time(run_fastjet)
+        fj = measure(run_fastjet, repeats=3, memory="tracemalloc")
+        t_fj, m_fj = fj.seconds, fj.peak_mib
         print("| method | s | peak MiB |\n|---|---|---|")
         print(f"| ours (numpy) | {t_ours:.4f} | {m_ours:.1f} |\n| fastjet | {t_fj:.4f} | {m_fj:.1f} |")
         print(f"ratio ours/fastjet: {t_ours / t_fj:.3g}")
-    print(f"\nprocess max RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(f"\nprocess max RSS: {peak_rss_mib():.0f} MiB")
 
 
 if __name__ == "__main__":

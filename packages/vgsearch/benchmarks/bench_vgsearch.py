@@ -9,13 +9,12 @@ the process's resident high-water mark after each phase (ru_maxrss).
 
 from __future__ import annotations
 
-import resource
-import statistics
 import sys
-import time
 
 import torch
 from nips25_vgsearch import STOP, HFGenerator, vg_search
+
+from nips25_shared.bench import measure, median_seconds, peak_rss_mib
 
 REPEATS = 5
 torch.set_num_threads(1)
@@ -40,10 +39,6 @@ class ConstantVerifier:
         return [[0.5] * max(1, len([s for s in p.split(STOP) if s])) for p in prefixes]
 
 
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def main() -> int:
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -57,30 +52,30 @@ def main() -> int:
     gen = HFGenerator(model, tok, max_step_tokens=16, max_answer_tokens=16)
     kwargs = {"n": 8, "beam_width": 4, "g": 2, "max_steps": 4, "seed": 0}
     vg_search(problems, gen, ConstantVerifier(), **kwargs)  # warm-up
-    ours, tokens = [], 0
-    for r in range(REPEATS):
-        start = time.perf_counter()
-        res = vg_search(problems, gen, ConstantVerifier(), **{**kwargs, "seed": r})
-        ours.append(time.perf_counter() - start)
-        tokens = sum(x.ledger.gen_tokens for x in res)
-        if r == 0:
-            ours_tokens = tokens
-    mem_ours = peak_mb()
+    seeds, tokens = iter(range(REPEATS)), []
+
+    def ours() -> None:
+        res = vg_search(problems, gen, ConstantVerifier(), **{**kwargs, "seed": next(seeds)})
+        tokens.append(sum(x.ledger.gen_tokens for x in res))
+
+    t_ours = median_seconds(ours, repeats=REPEATS)
+    ours_tokens = tokens[0]
+    mem_ours = peak_rss_mib()
     rows = len(problems) * kwargs["n"]
     per_row = max(1, round(ours_tokens / rows))
     enc = tok([p for p in problems for _ in range(kwargs["n"])], return_tensors="pt", padding=True)
-    peer = []
+    peer_seeds = iter(range(REPEATS + 1))  # seed 0 for the warm-up run
+
+    def peer() -> torch.Tensor:
+        torch.manual_seed(next(peer_seeds))
+        return model.generate(**enc, do_sample=True, temperature=0.8, max_new_tokens=per_row, min_new_tokens=per_row,
+                              pad_token_id=0)  # fmt: skip
+
     with torch.no_grad():
-        for r in range(REPEATS + 1):
-            torch.manual_seed(r)
-            start = time.perf_counter()
-            out = model.generate(**enc, do_sample=True, temperature=0.8, max_new_tokens=per_row, min_new_tokens=per_row,
-                                 pad_token_id=0)  # fmt: skip
-            if r:
-                peer.append(time.perf_counter() - start)
+        peer_run = measure(peer, repeats=REPEATS, warmup=1, memory="none")
+    t_peer, out = peer_run.seconds, peer_run.result
     peer_tokens = (out.shape[1] - enc["input_ids"].shape[1]) * rows
-    mem_peer = peak_mb()
-    t_ours, t_peer = statistics.median(ours), statistics.median(peer)
+    mem_peer = peak_rss_mib()
     tps_ours, tps_peer = ours_tokens / t_ours, peer_tokens / t_peer
     print(f"machine: {sys.platform}, torch {torch.__version__}, 1 thread; tiny Llama 4x256, {rows} rows")
     print(f"ours  vg_search (n=8, B2=4, g=2, 4 steps): {ours_tokens} tokens, median {t_ours:.3f} s, "
