@@ -167,21 +167,17 @@ def _privacy(cfg: ReproduceConfig, seed: int) -> dict[str, Any]:
         for i, v in res.views.items()
     }
     hits = _exclusive_hits(clients, received)
-    # move one copy of an item held by clients 1 and 2 (>= 2 copies at 1) from client 1 to client 2
-    moved = next(
-        (x for x in set(clients[1].samples) if clients[1].samples.count(x) >= 2 and x in clients[2].samples), None
+    # client 0's view when clients 1 and 2 hold x (one of client 0's samples) as (2, 1) or as (1, 2) copies
+    x = clients[0].samples[0]
+    views = []
+    for n1, n2 in ((2, 1), (1, 2)):
+        alt = [clients[0], Client(1, (*clients[1].samples, *[x] * n1)), Client(2, (*clients[2].samples, *[x] * n2))]
+        views.append(ppmpr(alt, seed=seed).views[0])
+    v, w = views
+    invariant = bool(
+        np.array_equal(v.secure_sum_output, w.secure_sum_output)
+        and all(np.array_equal(v.shared_with[j], w.shared_with[j]) for j in (1, 2))
     )
-    invariant: bool | None = None
-    if moved is not None:
-        s1 = list(clients[1].samples)
-        s1.remove(moved)
-        alt = [clients[0], Client(1, tuple(s1)), Client(2, (*clients[2].samples, moved))]
-        res2 = ppmpr(alt, seed=seed)
-        v, w = res.views[0], res2.views[0]
-        invariant = bool(
-            np.array_equal(v.secure_sum_output, w.secure_sum_output)
-            and all(np.array_equal(v.shared_with[j], w.shared_with[j]) for j in (1, 2))
-        )
     sim: dict[str, Any] = {"run": False}
     if cfg.sim_clients:
         sim_clients = overlapping_clients(pool, cfg.sim_clients, cfg.sim_items, np.random.default_rng([seed, 7]))
