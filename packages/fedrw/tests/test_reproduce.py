@@ -56,3 +56,20 @@ def test_readme_quickstart_runs():
     namespace: dict[str, object] = {}
     exec(compile(block.group(1), "README.md", "exec"), namespace)
     assert namespace["freq"][0].tolist() == [3, 3, 1, 3]  # type: ignore[index]
+
+
+def test_cli_simulate_runs_client_processes_on_user_files(tmp_path, capsys):
+    """`nips25-fedrw simulate --data a b c` starts one process per file and reports exact frequencies."""
+    import json
+
+    texts = ["the rose\nsummer day\nthe rose\n", "summer day\nonly b\n", "the rose\nonly c\n\n"]
+    paths = []
+    for name, text in zip("abc", texts):
+        path = tmp_path / f"{name}.txt"
+        path.write_text(text)
+        paths.append(str(path))
+    assert main(["simulate", "--data", *paths, "--timeout", "120"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["clients"] == 3 and summary["samples"] == [3, 2, 2]
+    assert summary["frequencies_equal_plaintext_counts"] is True and summary["in_process_agrees"] is True
+    assert summary["max_frequency"] == 3

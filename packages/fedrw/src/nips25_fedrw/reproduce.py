@@ -319,6 +319,11 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         "distinct samples. FedRW weights: kind "
         f"'{cfg.weight_kind}'. Timings are on a shared 2-core machine."
     )
+    if profile == "paper":
+        notes += (
+            " The paper profile runs the paper's federation size (10 clients, 5 rounds) with our tiny byte LM: "
+            "GPT-2-medium weights and EP-MPD's datasets are not available offline and are not loaded."
+        )
     return Report(
         package="fedrw",
         title=TITLE,
