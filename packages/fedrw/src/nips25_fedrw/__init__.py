@@ -1,0 +1,82 @@
+"""nips25-fedrw: FedRW, privacy-preserving soft deduplication by sample reweighting in federated LM training.
+
+Ye, Luo, Dong, Yang, "FedRW: Efficient Privacy-Preserving Data Reweighting for Enhancing Federated Learning of
+Language Models", NeurIPS 2025, arXiv:2511.07505.
+"""
+
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+from nips25_fedrw.corpus import CORPORA, load_corpus, overlapping_clients, plant_duplicates, split_clients
+from nips25_fedrw.dedup import DedupResult, ep_mpd_hard_dedup, trusted_party_dedup
+from nips25_fedrw.intersection import OpenMinedPSI, PlainOracle, PSIBackend, PSIRun
+from nips25_fedrw.ppmpr import ClientView, PPMPRResult, contribution_vectors, ppmpr
+from nips25_fedrw.samples import Client, canonicalize
+from nips25_fedrw.schedule import round_robin_schedule
+from nips25_fedrw.secure_sum import run_party, secure_sum
+from nips25_fedrw.simulate import simulate
+from nips25_fedrw.weights import WEIGHT_KINDS, sample_weights
+
+if TYPE_CHECKING:
+    from nips25_fedrw.fedavg import FedAvgConfig, fedavg_train, perplexity
+    from nips25_fedrw.loss import weighted_lm_loss
+    from nips25_fedrw.model import LMConfig, TinyCausalLM, encode_samples
+
+# The torch-based names load on first use, so that the protocol's client processes start without importing torch.
+_LAZY = {
+    "FedAvgConfig": "fedavg",
+    "fedavg_train": "fedavg",
+    "perplexity": "fedavg",
+    "weighted_lm_loss": "loss",
+    "LMConfig": "model",
+    "TinyCausalLM": "model",
+    "encode_samples": "model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"nips25_fedrw.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'nips25_fedrw' has no attribute {name!r}")
+
+
+try:
+    __version__ = version("nips25-fedrw")
+except PackageNotFoundError:  # pragma: no cover - source tree without installation
+    __version__ = "0.0.0"
+
+__all__ = [
+    "CORPORA",
+    "WEIGHT_KINDS",
+    "Client",
+    "ClientView",
+    "DedupResult",
+    "FedAvgConfig",
+    "LMConfig",
+    "OpenMinedPSI",
+    "PPMPRResult",
+    "PSIBackend",
+    "PSIRun",
+    "PlainOracle",
+    "TinyCausalLM",
+    "__version__",
+    "canonicalize",
+    "contribution_vectors",
+    "encode_samples",
+    "ep_mpd_hard_dedup",
+    "fedavg_train",
+    "load_corpus",
+    "overlapping_clients",
+    "perplexity",
+    "plant_duplicates",
+    "ppmpr",
+    "round_robin_schedule",
+    "run_party",
+    "sample_weights",
+    "secure_sum",
+    "simulate",
+    "split_clients",
+    "trusted_party_dedup",
+    "weighted_lm_loss",
+]

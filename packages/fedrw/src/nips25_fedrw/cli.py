@@ -1,0 +1,93 @@
+"""``nips25-fedrw``: reproduce the headline experiment, or run PPMPR with one process per client."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+
+__all__ = ["main"]
+
+
+def _simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import numpy as np
+
+    from nips25_fedrw.corpus import load_corpus, overlapping_clients
+    from nips25_fedrw.ppmpr import ppmpr
+    from nips25_fedrw.samples import Client
+    from nips25_fedrw.simulate import simulate
+
+    configure_logging(args.verbose - args.quiet)
+    if args.data:
+        clients = []
+        for k, path in enumerate(args.data):
+            if not path.is_file():
+                parser.error(f"--data: {path} is not a file")
+            lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+            if not lines:
+                parser.error(f"--data: {path} holds no non-empty line")
+            clients.append(Client(k, tuple(lines)))
+        if len(clients) < 2:
+            parser.error("--data needs at least 2 files (one per client)")
+    else:
+        if args.clients < 2:
+            parser.error(f"--clients must be >= 2, got {args.clients}")
+        if args.items < 1:
+            parser.error(f"--items must be >= 1, got {args.items}")
+        if not 0.0 <= args.dup_rate <= 10.0:
+            parser.error(f"--dup-rate must be in [0, 10], got {args.dup_rate}")
+        pool = list(dict.fromkeys(load_corpus(args.corpus)))
+        if args.items > len(pool):
+            parser.error(f"--items must be <= {len(pool)} for corpus {args.corpus}, got {args.items}")
+        clients = overlapping_clients(pool, args.clients, args.items, np.random.default_rng(args.seed),
+                                      dup_rate=args.dup_rate)  # fmt: skip
+    result = simulate(clients, seed=args.seed, timeout=args.timeout)
+    counter = Counter(k for c in clients for k in c.keys)
+    exact = all(np.array_equal(result.freq[c.id], [counter[k] for k in c.keys]) for c in clients)
+    summary = {
+        "clients": len(clients),
+        "samples": [len(c.samples) for c in clients],
+        "wall_seconds": round(result.wall_seconds, 3),
+        "phase_seconds": result.phase_seconds,
+        "frequencies_equal_plaintext_counts": exact,
+        "in_process_agrees": all(
+            np.array_equal(result.freq[i], f) for i, f in ppmpr(clients, seed=args.seed).freq.items()
+        ),
+        "max_frequency": int(max(int(f.max()) for f in result.freq.values())),
+    }
+    print(json.dumps(summary, indent=2))
+    return 0 if exact else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``nips25-fedrw``."""
+    parser = argparse.ArgumentParser(prog="nips25-fedrw", description="FedRW (NeurIPS 2025): soft deduplication "
+                                     "by reweighting in federated LM training.")  # fmt: skip
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
+    add_common_arguments(rep, slug="fedrw", profiles=("quick", "paper", "tiny"))
+    sim = sub.add_parser("simulate", help="run PPMPR with one process per client over loopback")
+    sim.add_argument("--data", type=Path, nargs="+", help="one text file per client, one sample per line")
+    sim.add_argument("--corpus", choices=("sonnets", "jokes"), default="sonnets", help="built-in corpus")
+    sim.add_argument("--clients", type=int, default=4, help="clients when no --data (default 4)")
+    sim.add_argument("--items", type=int, default=128, help="distinct samples per client when no --data")
+    sim.add_argument("--dup-rate", type=float, default=0.3, help="planted local duplicates (default 0.3)")
+    sim.add_argument("--timeout", type=float, default=300.0, help="seconds before the processes are killed")
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("-v", "--verbose", action="count", default=0)
+    sim.add_argument("-q", "--quiet", action="count", default=0)
+    args = parser.parse_args(argv)
+    if args.command == "reproduce":
+        from nips25_fedrw.reproduce import reproduce
+
+        run_reproduce(reproduce, args)
+        return 0
+    return _simulate(args, parser)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

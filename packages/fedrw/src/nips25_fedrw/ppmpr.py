@@ -1,0 +1,195 @@
+"""PPMPR: privacy-preserving multi-party reweighting, the frequency protocol of FedRW (Sec. 4).
+
+Each client ``i`` learns the global frequency :math:`F_i(x) = \\sum_k c_k(x)` of each of its own samples ``x``
+with no trusted third party, in three steps (our reconstruction of the paper's protocol, see the README):
+
+1. **Pairwise PSI**, scheduled as a round-robin tournament (pairs of a round run in parallel): for each pair
+   ``(i, j)`` one openmined-psi run per direction, so that both learn :math:`D_i \\cap D_j` (the distinct items
+   they share) and nothing else but set sizes.
+2. **Position exchange**: client ``i`` draws a secret random permutation :math:`\\pi_i` of its ``n_i`` distinct
+   items and sends ``j`` the positions :math:`\\pi_i(x)` of the shared items, listed in byte order of ``x``
+   (which both know). ``j`` learns only positions in ``[0, n_i)``.
+3. **Secure sum** (MPyC): client ``j`` secret-shares the vector holding :math:`c_j(x)` at
+   :math:`\\mathrm{off}_i + \\pi_i(x)` for every ``i`` and shared ``x``; segment ``i`` of the sum is opened to ``i``
+   only, who adds its own counts. ``i`` learns :math:`\\sum_{j \\neq i} c_j(x)`, not the per-client counts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nips25_fedrw.intersection import OpenMinedPSI, PSIBackend
+from nips25_fedrw.samples import Client, check_clients
+from nips25_fedrw.schedule import round_robin_schedule
+from nips25_fedrw.secure_sum import secure_sum
+
+__all__ = ["ClientView", "PPMPRResult", "contribution_vectors", "ppmpr"]
+
+
+@dataclass(frozen=True)
+class ClientView:
+    """Everything one client received from others during PPMPR (its view, for leakage checks).
+
+    Attributes:
+        client: the client's id.
+        psi_messages: serialised PSI messages received from other clients (setups and responses as querier,
+            requests as answerer).
+        shared_with: ``{j: sorted indices of own distinct items that j also holds}`` (the PSI outputs).
+        positions_received: ``{j: positions in [0, n_j) that i must fill in j's sum segment}``.
+        secure_sum_output: the opened segment :math:`\\sum_{j \\neq i} c_j(x)` at position :math:`\\pi_i(x)`.
+    """
+
+    client: int
+    psi_messages: tuple[bytes, ...]
+    shared_with: dict[int, np.ndarray]
+    positions_received: dict[int, np.ndarray]
+    secure_sum_output: np.ndarray
+
+
+@dataclass(frozen=True)
+class PPMPRResult:
+    """Output of :func:`ppmpr`.
+
+    Attributes:
+        freq: ``{client id: int64 (len(samples),)}``, the global frequency :math:`F_i(x)` of every local sample.
+        timings: seconds: ``psi`` (all runs, serial), ``psi_parallel`` (sum over rounds of the slowest pair),
+            ``secure_sum``, ``total`` (serial wall time of the whole protocol), ``parallel`` (``psi_parallel`` +
+            the rest).
+        psi_runs: the number of two-party PSI runs.
+        transcript_bytes: bytes of all PSI messages, position messages (8 bytes each) excluded.
+        views: ``{client id: ClientView}``.
+    """
+
+    freq: dict[int, np.ndarray]
+    timings: dict[str, float]
+    psi_runs: int
+    transcript_bytes: int
+    views: dict[int, ClientView]
+
+
+def contribution_vectors(
+    counts: Sequence[np.ndarray],
+    shared: dict[tuple[int, int], np.ndarray],
+    permutations: Sequence[np.ndarray],
+) -> tuple[list[np.ndarray], list[tuple[int, int]]]:
+    """Secure-sum input vectors of step 3 and each receiver's segment.
+
+    Args:
+        counts: ``counts[j]`` int64 ``(n_j,)``, local counts of client ``j``'s sorted distinct items.
+        shared: ``{(i, j): indices into i's distinct items that j also holds}``, in byte order of the items, for
+            every ordered pair ``i != j``.
+        permutations: ``permutations[i]``, a permutation of ``range(n_i)`` (client ``i``'s secret positions).
+
+    Returns:
+        ``(vectors, segments)``: ``vectors[j]`` int64 ``(sum_i n_i,)``; ``segments[i] = (off_i, off_i + n_i)``.
+
+    Raises:
+        ValueError: if a pair's two intersections differ in size.
+    """
+    sizes = [len(c) for c in counts]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    vectors = [np.zeros(int(offsets[-1]), dtype=np.int64) for _ in counts]
+    for (i, j), idx_i in shared.items():
+        idx_j = shared[(j, i)]
+        if idx_i.size != idx_j.size:
+            raise ValueError(f"shared[({i}, {j})] and shared[({j}, {i})] differ in size ({idx_i.size}, {idx_j.size})")
+        vectors[j][offsets[i] + permutations[i][idx_i]] = counts[j][idx_j]
+    return vectors, [(int(offsets[i]), int(offsets[i + 1])) for i in range(len(counts))]
+
+
+def ppmpr(
+    clients: Sequence[Client],
+    *,
+    backend: PSIBackend | None = None,
+    seed: int | None = None,
+    bit_length: int = 32,
+) -> PPMPRResult:
+    r"""Global sample frequencies through pairwise PSI and an MPyC secure sum, all parties in this process.
+
+    For client ``i`` and local sample ``x``: :math:`F_i(x) = c_i(x) + \sum_{j \ne i} c_j(x)`, exact (no cap). The
+    parties run one after the other here; ``timings["psi_parallel"]`` adds up, over the rounds of
+    :func:`round_robin_schedule`, the slowest pair of each round (what pairs running in parallel would take).
+    :func:`nips25_fedrw.simulate.simulate` runs the same protocol with one process per client over loopback.
+
+    Args:
+        clients: ``K >= 2`` clients with ids ``0..K-1``.
+        backend: the PSI primitive; default :class:`OpenMinedPSI` (exact ``raw`` mode).
+        seed: seed of the clients' secret position permutations (``None``: fresh entropy).
+        bit_length: bit length of MPyC's secure integers.
+
+    Returns:
+        A :class:`PPMPRResult`.
+
+    Raises:
+        TypeError, ValueError: for malformed ``clients`` or ``backend``.
+
+    References:
+        Ye et al., "FedRW: Efficient Privacy-Preserving Data Reweighting for Enhancing Federated Learning of
+        Language Models", NeurIPS 2025, arXiv:2511.07505, Sec. 4 (PPMPR).
+
+    Example:
+        >>> res = ppmpr([Client(0, ("a", "b", "a")), Client(1, ("a", "c"))], seed=0)
+        >>> res.freq[0].tolist(), res.freq[1].tolist()
+        ([3, 1, 3], [3, 1])
+    """
+    cl = check_clients(clients)
+    psi = OpenMinedPSI() if backend is None else backend
+    if not isinstance(psi, PSIBackend):
+        raise TypeError(f"backend must implement PSIBackend.intersect, got {type(psi).__name__}")
+    start = time.perf_counter()
+    k = len(cl)
+    distinct = [c.distinct() for c in cl]
+    items = [d[0] for d in distinct]
+    counts = [d[1] for d in distinct]
+    shared: dict[tuple[int, int], np.ndarray] = {}
+    received: dict[int, list[bytes]] = {i: [] for i in range(k)}
+    psi_s = psi_parallel = 0.0
+    n_runs = n_bytes = 0
+    for pairs in round_robin_schedule(k):
+        slowest = 0.0
+        for i, j in pairs:
+            pair_s = 0.0
+            for q, a in ((i, j), (j, i)):
+                run = psi.intersect(items[q], items[a])
+                shared[(q, a)] = run.indices
+                if run.messages:
+                    setup, request, response = run.messages
+                    received[q] += [setup, response]
+                    received[a].append(request)
+                pair_s += run.seconds
+                n_runs += 1
+                n_bytes += run.bytes_sent
+            psi_s += pair_s
+            slowest = max(slowest, pair_s)
+        psi_parallel += slowest
+    rng = np.random.default_rng(seed)
+    perms = [rng.permutation(len(c)) for c in counts]
+    vectors, segments = contribution_vectors(counts, shared, perms)
+    t_sum = time.perf_counter()
+    outs = secure_sum(vectors, segments=segments, bit_length=bit_length)
+    sum_s = time.perf_counter() - t_sum
+    freq: dict[int, np.ndarray] = {}
+    views: dict[int, ClientView] = {}
+    for i in range(k):
+        f_items = counts[i] + outs[i][perms[i]]
+        freq[i] = f_items[distinct[i][2]]
+        views[i] = ClientView(
+            client=i,
+            psi_messages=tuple(received[i]),
+            shared_with={j: shared[(i, j)] for j in range(k) if j != i},
+            positions_received={j: perms[j][shared[(j, i)]] for j in range(k) if j != i},
+            secure_sum_output=outs[i],
+        )
+    total = time.perf_counter() - start
+    timings = {
+        "psi": psi_s,
+        "psi_parallel": psi_parallel,
+        "secure_sum": sum_s,
+        "total": total,
+        "parallel": total - psi_s + psi_parallel,
+    }
+    return PPMPRResult(freq=freq, timings=timings, psi_runs=n_runs, transcript_bytes=n_bytes, views=views)

@@ -1,0 +1,75 @@
+"""Smoke test of reproduce (tiny profile), the command line, and the README quickstart."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from nips25_fedrw.cli import main
+from nips25_fedrw.reproduce import reproduce
+
+CLAIMS = {"fedrw-lower-perplexity", "ppmpr-faster-than-ep-mpd", "ppmpr-exact-frequencies",
+          "client-view-reveals-only-aggregates"}  # fmt: skip
+
+
+def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    assert report.package == "fedrw" and report.profile == "tiny"
+    assert {c.id for c in report.claims} == CLAIMS
+    for claim in report.claims:
+        assert isinstance(claim.holds, bool) and claim.criterion and claim.measured is not None
+    measured = {c.id: c.measured for c in report.claims}
+    ppl = measured["fedrw-lower-perplexity"]["mean_ppl"]
+    assert set(ppl) == {"none", "hard_ep_mpd", "fedrw"} and all(1.0 < v < 258.0 * 2 for v in ppl.values())
+    assert set(measured["ppmpr-faster-than-ep-mpd"]["ratio_parallel"]) == {"2", "3"}
+    assert measured["ppmpr-exact-frequencies"]["exact"] is True
+    assert report.figures == ["fedrw.png"] and (tmp_path / "fedrw.png").is_file()
+    with pytest.raises(ValueError, match="profile"):
+        reproduce(profile="huge", seed=0, out_dir=tmp_path)
+
+
+def test_cli_help_and_bad_arguments_exit_2(capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0 and "simulate" in capsys.readouterr().out
+    bad = [
+        ["reproduce", "--profile", "nope"],
+        ["simulate", "--clients", "1"],
+        ["simulate", "--items", "0"],
+        ["simulate", "--dup-rate", "-1"],
+        ["simulate", "--data", str(tmp_path / "missing.txt"), str(tmp_path / "missing2.txt")],
+        ["simulate", "--items", "100000"],
+    ]
+    for argv in bad:
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith("nips25-fedrw") and "error" in err[-1], argv
+
+
+def test_readme_quickstart_runs():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    block = re.search(r"## Quickstart\n\n```python\n(.*?)```", readme, re.S)
+    assert block is not None
+    namespace: dict[str, object] = {}
+    exec(compile(block.group(1), "README.md", "exec"), namespace)
+    assert namespace["freq"][0].tolist() == [3, 3, 1, 3]  # type: ignore[index]
+
+
+def test_cli_simulate_runs_client_processes_on_user_files(tmp_path, capsys):
+    """`nips25-fedrw simulate --data a b c` starts one process per file and reports exact frequencies."""
+    import json
+
+    texts = ["the rose\nsummer day\nthe rose\n", "summer day\nonly b\n", "the rose\nonly c\n\n"]
+    paths = []
+    for name, text in zip("abc", texts):
+        path = tmp_path / f"{name}.txt"
+        path.write_text(text)
+        paths.append(str(path))
+    assert main(["simulate", "--data", *paths, "--timeout", "120"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["clients"] == 3 and summary["samples"] == [3, 2, 2]
+    assert summary["frequencies_equal_plaintext_counts"] is True and summary["in_process_agrees"] is True
+    assert summary["max_frequency"] == 3
