@@ -152,3 +152,21 @@ def test_paper_profile_reads_the_local_directory(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr("nips25_gfm.reproduce.prepare", lambda t: (_ for _ in ()).throw(RuntimeError(t.name)))
     with pytest.raises(RuntimeError, match="cora"):
         reproduce(profile="paper", out_dir=tmp_path)
+
+
+def test_non_finite_inputs_are_rejected_not_scored(task) -> None:
+    import dgl
+    from nips25_gfm import MeanConv, SetGATConv, accuracy, linear_gnn_channels
+
+    y = np.array([0, 1, 0, 1])
+    mask = np.array([True, True, False, False])
+    with pytest.raises(ValueError, match="logits"):
+        accuracy(np.full((4, 2), np.nan), y, mask)  # argmax of NaN silently said class 0
+    with pytest.raises(ValueError, match="x"):
+        linear_gnn_channels(task.adjacency, np.full_like(task.x, np.nan))
+    g = dgl.graph(([0, 1], [1, 0]))
+    for conv in (MeanConv(1, 2), SetGATConv(1, 2)):
+        with pytest.raises(ValueError, match="h"):
+            conv(g, torch.full((2, 3, 1), float("nan")))
+        with pytest.raises(ValueError, match="h"):
+            conv(g, torch.ones(3, 3, 1))

@@ -268,12 +268,14 @@ def accuracy(logits: torch.Tensor | np.ndarray, y: np.ndarray, mask: np.ndarray)
     """Accuracy of ``argmax logits`` on the nodes of ``mask``.
 
     Raises:
-        ValueError: shapes disagree or ``mask`` is empty.
+        ValueError: shapes disagree, non-finite ``logits`` or ``mask`` is empty.
     """
     scores = logits.detach().cpu().numpy() if isinstance(logits, torch.Tensor) else np.asarray(logits)
     y = np.asarray(y)
     if scores.ndim != 2 or scores.shape[0] != y.shape[0]:
         raise ValueError(f"logits: expected shape [{y.shape[0]}, C], got {scores.shape}")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("logits: contains NaN or inf")
     m = check_mask(mask, "mask", y.shape[0])
     if not m.any():
         raise ValueError("mask: selects no node")
