@@ -148,7 +148,21 @@ def test_paper_profile_reads_the_local_directory(tmp_path, monkeypatch) -> None:
         reproduce(profile="paper", out_dir=tmp_path)
     for i, name in enumerate((*PAPER_TRAIN_POOL, *PAPER_HELD_OUT)):
         _write_graph(data / f"{name}.npz", n=24, f=3 + i % 4, c=2 + i % 3, seed=i)
-    # The loader is what is under test here: stop at the first prepare (after every graph was read).
+    # End to end on a cut-down paper profile (same source, fewer graphs and epochs): the report comes from the files.
+    import nips25_gfm.reproduce as rep
+
+    small = dataclasses.replace(
+        rep.PROFILES["paper"], sizes=(1, 2), epochs=1, hidden=2, seeds=1, gcn_epochs=1,
+        train_pool=PAPER_TRAIN_POOL[:2], held_out=PAPER_HELD_OUT[:2],
+    )  # fmt: skip
+    monkeypatch.setitem(rep.PROFILES, "paper", small)
+    report = reproduce(profile="paper", out_dir=tmp_path / "out")
+    assert report.profile == "paper" and report.config["source"] == "directory"
+    assert set(report.claims[1].measured) == set(PAPER_HELD_OUT[:2])
+    assert report.claims[3].holds and str(data) in report.notes
+    # The full profile reads all 29 files first: stop at the first prepare (after every graph was read).
+    monkeypatch.setitem(rep.PROFILES, "paper", dataclasses.replace(small, train_pool=PAPER_TRAIN_POOL,
+                                                                   held_out=PAPER_HELD_OUT))  # fmt: skip
     monkeypatch.setattr("nips25_gfm.reproduce.prepare", lambda t: (_ for _ in ()).throw(RuntimeError(t.name)))
     with pytest.raises(RuntimeError, match="cora"):
         reproduce(profile="paper", out_dir=tmp_path)
