@@ -8,7 +8,7 @@ number of features and classes, zero-shot, given its labelled nodes.
 from importlib.metadata import PackageNotFoundError, version
 
 from nips25_gfm.baselines import LinearGNNEnsemble, PerGraphGNN, linear_gnn_channels, majority_accuracy
-from nips25_gfm.datasets import DATASETS, load_dataset
+from nips25_gfm.datasets import DATASETS, PAPER_GRAPHS, load_dataset, load_graph_dir, load_graph_file
 from nips25_gfm.graphs import (
     GraphTask,
     from_adjacency,
@@ -32,6 +32,7 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "DATASETS",
+    "PAPER_GRAPHS",
     "TSGNN",
     "Conversions",
     "FitConfig",
@@ -53,6 +54,8 @@ __all__ = [
     "import_dgl",
     "linear_gnn_channels",
     "load_dataset",
+    "load_graph_dir",
+    "load_graph_file",
     "majority_accuracy",
     "normalized_adjacency",
     "predict",

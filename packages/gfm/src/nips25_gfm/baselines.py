@@ -21,7 +21,7 @@ import torch
 from sklearn.exceptions import NotFittedError
 from torch import nn
 
-from nips25_gfm._validation import check_int, check_positive
+from nips25_gfm._validation import check_int, check_matrix, check_positive
 from nips25_gfm.graphs import GraphTask, import_dgl, normalized_adjacency
 from nips25_gfm.least_squares import DEFAULT_LAMBDAS, ridge_lstsq_cv
 from nips25_shared import seed_everything
@@ -40,9 +40,7 @@ def _check_task(task: Any) -> GraphTask:
 def linear_gnn_channels(adjacency: sp.spmatrix | np.ndarray, x: np.ndarray) -> list[np.ndarray]:
     r"""The five LinearGNN inputs :math:`X, \hat AX, \hat A^2X, (I-\hat A)X, (I-\hat A)^2X` (``[N, F]`` each)."""
     a = normalized_adjacency(adjacency)
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] != a.shape[0]:
-        raise ValueError(f"x: expected shape [{a.shape[0]}, F], got {x.shape}")
+    x = check_matrix(x, "x", rows=a.shape[0])
     ax = a @ x
     hx = x - ax
     return [x, ax, a @ ax, hx, hx - a @ hx]

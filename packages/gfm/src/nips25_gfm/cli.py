@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,15 +19,24 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nips25_gfm.training import FitConfig, fit
 
     try:
-        config = FitConfig(epochs=args.epochs, lr=args.lr, lp_ratio=args.lp_ratio)
+        config = FitConfig(epochs=args.epochs, lr=args.lr, lp_ratio=args.lp_ratio, maps_from=args.maps_from)
         model = TSGNN(hidden=args.hidden, num_layers=args.layers, backbone=args.backbone)
         tasks = [load_dataset(name, seed=args.seed) for name in args.tasks]
     except (ValueError, TypeError) as exc:
         parser.error(str(exc))
+    if args.save.is_dir():
+        parser.error(f"--save: {args.save} is a directory; expected a file path")
+    parent = args.save.resolve().parent
+    existing = next((p for p in (parent, *parent.parents) if p.exists()), parent)
+    if not os.access(existing, os.W_OK) or not existing.is_dir():
+        parser.error(f"--save: cannot write under {parent}")
     configure_logging(args.verbose - args.quiet)
     seed_everything(args.seed)
     history = fit(model, tasks, config=config, seed=args.seed)
-    path = model.save(args.save)
+    try:
+        path = model.save(args.save)
+    except OSError as exc:
+        parser.error(f"--save: cannot write {args.save} ({exc.strerror or exc})")
     print(json.dumps({"model": str(path), "final_loss": history[-1], "parameters": model.num_parameters()}))
     return 0
 
@@ -47,6 +57,20 @@ def _predict(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from nips25_gfm.reproduce import DATA_ENV, reproduce
+
+    if args.data_dir is not None:
+        if not args.data_dir.is_dir():
+            parser.error(f"--data-dir: {args.data_dir} is not a directory")
+        os.environ[DATA_ENV] = str(args.data_dir)
+    try:
+        run_reproduce(reproduce, args)
+    except (FileNotFoundError, ValueError, OSError) as exc:
+        parser.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``nips25-gfm``."""
     from nips25_gfm.datasets import DATASETS
@@ -55,6 +79,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
     add_common_arguments(rep, slug="gfm")
+    rep.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="profile paper: directory of the paper's graphs as <name>.npz files (else $NIPS25_GFM_DATA)",
+    )
     tr = sub.add_parser("train", help="train TS-GNN on offline graphs and save it")
     tr.add_argument("--tasks", nargs="+", required=True, choices=sorted(DATASETS), help="training graphs")
     tr.add_argument("--save", type=Path, required=True, help="output file for the model")
@@ -64,6 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--hidden", type=int, default=16)
     tr.add_argument("--layers", type=int, default=2)
     tr.add_argument("--backbone", choices=("mean", "gat"), default="mean")
+    tr.add_argument(
+        "--maps-from",
+        choices=("train", "fed"),
+        default="train",
+        help="fit the conversion maps on every training label (official) or only on each epoch's fed labels",
+    )
     pr = sub.add_parser("predict", help="zero-shot accuracy of a saved model on an offline graph")
     pr.add_argument("--model", type=Path, required=True, help="file written by `train --save`")
     pr.add_argument("--task", required=True, choices=sorted(DATASETS), help="graph to classify")
@@ -72,11 +108,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("-v", "--verbose", action="count", default=0)
         p.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
+    if not 0 <= args.seed < 2**32:
+        {"reproduce": rep, "train": tr, "predict": pr}[args.command].error(
+            f"--seed: expected an integer in [0, 2**32 - 1], got {args.seed}"
+        )
     if args.command == "reproduce":
-        from nips25_gfm.reproduce import reproduce
-
-        run_reproduce(reproduce, args)
-        return 0
+        return _reproduce(args, rep)
     if args.command == "train":
         return _train(args, tr)
     return _predict(args, pr)

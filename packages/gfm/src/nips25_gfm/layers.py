@@ -69,7 +69,12 @@ class MeanConv(nn.Module):
             return graph.ndata["agg"]
 
     def forward(self, graph: Any, h: torch.Tensor) -> torch.Tensor:
-        """Apply the convolution to every set slot."""
+        """Apply the convolution to every set slot.
+
+        Raises:
+            TypeError, ValueError: ``h`` is not a finite ``[N, S, k_in]`` tensor with N the graph's nodes.
+        """
+        h = _check_set_tensor(h, "h", self.lin_self.in_features, graph.num_nodes())
         return self.lin_self(h) + self.lin_agg(self.aggregate(graph, h))
 
 
@@ -94,7 +99,12 @@ class SetGATConv(nn.Module):
         nn.init.normal_(self.attn_r, std=0.1)
 
     def forward(self, graph: Any, h: torch.Tensor) -> torch.Tensor:
-        """Attention-weighted sum over in-neighbours and the node itself, for every set slot."""
+        """Attention-weighted sum over in-neighbours and the node itself, for every set slot.
+
+        Raises:
+            TypeError, ValueError: ``h`` is not a finite ``[N, S, k_in]`` tensor with N the graph's nodes.
+        """
+        h = _check_set_tensor(h, "h", self.lin.in_features, graph.num_nodes())
         dgl = import_dgl()
         fn = dgl.function
         g = dgl.add_self_loop(dgl.remove_self_loop(graph))

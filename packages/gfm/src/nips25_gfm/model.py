@@ -108,17 +108,21 @@ class TSGNN(nn.Module):
     def load(cls, path: str | Path) -> TSGNN:
         """Read a model written by :meth:`save`.
 
+        The file is read with ``torch.load(weights_only=True)``: no pickled code is executed.
+
         Raises:
             FileNotFoundError: no file at ``path``.
-            ValueError: the file is not a saved TS-GNN.
+            ValueError: the file is not a saved TS-GNN (any other file, a corrupt or foreign pickle).
         """
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"path: no saved model at {path}")
         try:
-            blob = torch.load(path, map_location="cpu")
+            # weights_only: a model file holds tensors and a JSON string, never code to unpickle.
+            blob = torch.load(path, map_location="cpu", weights_only=True)
             model = cls(**json.loads(blob["config"]))
             model.load_state_dict(blob["state_dict"])
-        except (KeyError, TypeError, RuntimeError, json.JSONDecodeError, EOFError) as exc:
-            raise ValueError(f"path: {path} is not a saved TS-GNN ({exc})") from exc
+        except Exception as exc:  # any unreadable file: torch raises pickle, zip, runtime or value errors
+            first = (str(exc).splitlines() or [""])[0]
+            raise ValueError(f"path: {path} is not a saved TS-GNN ({type(exc).__name__}: {first})") from exc
         return model

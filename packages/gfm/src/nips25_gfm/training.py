@@ -37,6 +37,8 @@ __all__ = [
 
 _log = get_logger(__name__)
 
+MAPS_FROM = ("train", "fed")
+
 
 @dataclass(frozen=True)
 class FitConfig:
@@ -47,12 +49,16 @@ class FitConfig:
         lr: learning rate (> 0).
         lp_ratio: fraction of training labels fed as input, in ``(0, 1)``.
         weight_decay: AdamW weight decay (>= 0).
+        maps_from: labels the conversion maps of a training graph are fitted on: ``"train"`` (official: every
+            training label, once per graph; the loss nodes' labels then enter the maps) or ``"fed"`` (refitted each
+            epoch on the labels fed in that epoch only, so no loss label reaches the input; slower).
     """
 
     epochs: int = 500
     lr: float = 1e-3
     lp_ratio: float = 0.5
     weight_decay: float = 0.01
+    maps_from: str = "train"
 
     def __post_init__(self) -> None:
         check_int(self.epochs, "epochs", low=1)
@@ -60,6 +66,8 @@ class FitConfig:
         if not 0.0 < float(self.lp_ratio) < 1.0:
             raise ValueError(f"lp_ratio: expected a value in (0, 1), got {self.lp_ratio}")
         check_positive(self.weight_decay, "weight_decay", allow_zero=True)
+        if self.maps_from not in MAPS_FROM:
+            raise ValueError(f"maps_from: expected one of {MAPS_FROM}, got {self.maps_from!r}")
 
 
 def sample_fed_labels(
@@ -100,7 +108,7 @@ def sample_fed_labels(
 
 @dataclass(frozen=True, eq=False)
 class PreparedGraph:
-    """A task with its ``DGLGraph``, tensors and conversion maps, ready for :class:`TSGNN`."""
+    """A task with its ``DGLGraph``, tensors and conversion maps (fitted on the nodes of ``fit_mask``)."""
 
     task: GraphTask
     graph: Any
@@ -108,6 +116,7 @@ class PreparedGraph:
     y: torch.Tensor
     onehot: torch.Tensor
     conv: Conversions
+    fit_mask: np.ndarray
 
 
 def prepare(
@@ -117,18 +126,28 @@ def prepare(
     lambdas: Sequence[float] = DEFAULT_LAMBDAS,
     k_folds: int = 10,
     dtype: torch.dtype = torch.float32,
+    fit_mask: np.ndarray | None = None,
 ) -> PreparedGraph:
-    """Build the graph, tensors and conversions (fitted on every training label, as the official code) of a task.
+    """Build the graph, tensors and conversions of a task.
+
+    Args:
+        task: a :class:`GraphTask`.
+        n_hops, lambdas, k_folds: see :func:`~nips25_gfm.least_squares.xy_conversions`.
+        dtype: dtype of the tensors.
+        fit_mask: boolean ``[N]``, the labelled nodes the conversion maps are fitted on (default: every training
+            label, as the official code).
 
     Raises:
         TypeError: ``task`` is not a :class:`GraphTask`.
+        ValueError: bad or empty ``fit_mask``.
     """
     if not isinstance(task, GraphTask):
         raise TypeError(f"task: expected a GraphTask, got {type(task).__name__}")
+    mask = task.train_mask if fit_mask is None else check_mask(fit_mask, "fit_mask", task.num_nodes)
+    if not mask.any():
+        raise ValueError("fit_mask: needs at least one labelled node")
     onehot = task.labels_onehot()
-    conv = xy_conversions(
-        task.adjacency, task.x, onehot, task.train_mask, n_hops=n_hops, lambdas=lambdas, k_folds=k_folds
-    )
+    conv = xy_conversions(task.adjacency, task.x, onehot, mask, n_hops=n_hops, lambdas=lambdas, k_folds=k_folds)
     return PreparedGraph(
         task=task,
         graph=task.graph,
@@ -136,6 +155,7 @@ def prepare(
         y=torch.as_tensor(task.y),
         onehot=torch.as_tensor(onehot, dtype=dtype),
         conv=conv,
+        fit_mask=mask,
     )
 
 
@@ -143,6 +163,11 @@ def _as_prepared(item: GraphTask | PreparedGraph, n_hops: int, dtype: torch.dtyp
     if isinstance(item, PreparedGraph):
         return item
     return prepare(item, n_hops=n_hops, dtype=dtype)
+
+
+def _refit(g: PreparedGraph, mask: np.ndarray, n_hops: int) -> PreparedGraph:
+    """``g`` with its conversion maps fitted on the labels of ``mask`` only."""
+    return prepare(g.task, n_hops=n_hops, dtype=g.x.dtype, fit_mask=mask)
 
 
 def _param_dtype(model: TSGNN) -> torch.dtype:
@@ -201,7 +226,8 @@ def fit(
         for g in graphs:
             fed, loss_nodes = sample_fed_labels(g.task.y, g.task.train_mask, lp_ratio=cfg.lp_ratio, rng=rng)
             y_obs = g.onehot * torch.as_tensor(fed, dtype=dtype)[:, None]
-            logits = model(g.graph, g.x, y_obs, g.conv)
+            conv = g.conv if cfg.maps_from == "train" else _refit(g, fed, model.config.n_hops).conv
+            logits = model(g.graph, g.x, y_obs, conv)
             if loss_nodes.any():
                 idx = torch.as_tensor(np.flatnonzero(loss_nodes))
                 total = total + torch.nn.functional.cross_entropy(logits[idx], g.y[idx])
@@ -218,7 +244,8 @@ def predict(model: TSGNN, task: GraphTask | PreparedGraph, *, labelled: np.ndarr
     """Zero-shot logits ``[N, C]`` of a new graph, feeding the labels of its ``labelled`` nodes.
 
     The class count C is read from the task's labels; ``labelled`` defaults to the task's ``train_mask`` (every
-    training label fed, as the official zero-shot evaluation).
+    training label fed, as the official zero-shot evaluation). The conversion maps are fitted on the same labelled
+    nodes, so no label outside ``labelled`` reaches the model.
 
     Raises:
         TypeError: bad ``model`` or ``task``.
@@ -228,6 +255,10 @@ def predict(model: TSGNN, task: GraphTask | PreparedGraph, *, labelled: np.ndarr
         raise TypeError(f"model: expected a TSGNN, got {type(model).__name__}")
     g = _as_prepared(task, model.config.n_hops, _param_dtype(model))
     feed = g.task.train_mask if labelled is None else check_mask(labelled, "labelled", g.task.num_nodes)
+    if not feed.any():
+        raise ValueError("labelled: needs at least one labelled node")
+    if not np.array_equal(feed, g.fit_mask):
+        g = _refit(g, feed, model.config.n_hops)
     model.eval()
     y_obs = g.onehot * torch.as_tensor(feed, dtype=g.onehot.dtype)[:, None]
     return model(g.graph, g.x, y_obs, g.conv)
@@ -237,12 +268,14 @@ def accuracy(logits: torch.Tensor | np.ndarray, y: np.ndarray, mask: np.ndarray)
     """Accuracy of ``argmax logits`` on the nodes of ``mask``.
 
     Raises:
-        ValueError: shapes disagree or ``mask`` is empty.
+        ValueError: shapes disagree, non-finite ``logits`` or ``mask`` is empty.
     """
     scores = logits.detach().cpu().numpy() if isinstance(logits, torch.Tensor) else np.asarray(logits)
     y = np.asarray(y)
     if scores.ndim != 2 or scores.shape[0] != y.shape[0]:
         raise ValueError(f"logits: expected shape [{y.shape[0]}, C], got {scores.shape}")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("logits: contains NaN or inf")
     m = check_mask(mask, "mask", y.shape[0])
     if not m.any():
         raise ValueError("mask: selects no node")
