@@ -200,7 +200,7 @@ class OracleVDE(_Oracle):
         sigma_min: innovation std (log) for fully overlapping frames (default 0.005).
         sigma_max: innovation std (log) for frames with no overlap (default 0.08).
         noise: per-pixel log-normal noise std (default 0.02).
-        tilt: std of the per-frame planar log tilt :math:`g \cdot (x_n, y_n)` (default 0.03).
+        tilt: std of each component of the planar log tilt :math:`g` (default 0.03), see ``structure``.
         output: ``"depth"`` or ``"disparity"``.
         seed: seed of the scale and noise draws.
         structure: where the tilt lives. ``"sequence"`` (default): one planar log field
