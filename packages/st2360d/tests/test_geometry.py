@@ -207,3 +207,14 @@ def test_helpers_reject_bad_input():
     for call, err, match in cases:
         with pytest.raises(err, match=match):
             call()
+
+
+def test_depth_conversions_reject_negative_depth():
+    """Review: a negative z-depth or distance was converted silently."""
+    from nips25_st2360d import distance_to_z, z_to_distance
+
+    with pytest.raises(ValueError, match="z must be a depth"):
+        z_to_distance(-np.ones((4, 4)), fov=90.0)
+    with pytest.raises(ValueError, match="rho must be a distance"):
+        distance_to_z(-np.ones((4, 4)), fov=90.0)
+    assert z_to_distance(np.zeros((4, 4)), fov=90.0).max() == 0.0  # 0 marks a missing pixel

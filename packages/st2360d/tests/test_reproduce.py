@@ -53,6 +53,8 @@ def test_cli_run_with_a_local_model(tmp_path, tiny_dav2_dir):
         (["run", "{bad}", "--model-path", "{model}", "--out", "d.npy"], "width = 2 x height"),
         (["run", "{img}", "--model-path", "{model}", "--out", "d.npy", "--fov", "0"], "fov"),
         (["reproduce", "--profile", "huge"], "profile"),
+        (["reproduce", "--seed", "-1", "--out", "{tmp}"], "--seed"),  # review: was a traceback
+        (["reproduce", "--profile", "quick", "--out", "/proc/none/r"], "--out"),  # review: was a traceback
     ],
 )
 def test_cli_user_errors_exit_2(argv, message, tmp_path, tiny_dav2_dir, capsys):
@@ -60,7 +62,9 @@ def test_cli_user_errors_exit_2(argv, message, tmp_path, tiny_dav2_dir, capsys):
 
     imsave(tmp_path / "img.png", np.zeros((16, 32, 3), np.uint8), check_contrast=False)
     imsave(tmp_path / "bad.png", np.zeros((16, 16, 3), np.uint8), check_contrast=False)
-    argv = [a.format(img=tmp_path / "img.png", bad=tmp_path / "bad.png", model=tiny_dav2_dir) for a in argv]
+    argv = [
+        a.format(img=tmp_path / "img.png", bad=tmp_path / "bad.png", model=tiny_dav2_dir, tmp=tmp_path) for a in argv
+    ]
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2

@@ -23,6 +23,7 @@ from nips25_st2360d.merge import ST2360D, MergeResult, ST2360DConfig, blend_weig
 from nips25_st2360d.metrics import METRIC_NAMES, depth_metrics
 from nips25_st2360d.models import ErpDepthTruth, IndependentOracle, OracleVDE, VideoDepthModel, frame_rays
 from nips25_st2360d.scenes import Box, RoomScene, Sphere, render_room
+from nips25_st2360d.video_windows import VDA_ANCHORS, VDA_INTERP, VDA_WINDOW, window_plan, windowed_inference
 from nips25_st2360d.views import (
     coverage,
     cubemap_views,
@@ -44,6 +45,9 @@ __all__ = [
     "ALIGN_MODES",
     "METRIC_NAMES",
     "ST2360D",
+    "VDA_ANCHORS",
+    "VDA_INTERP",
+    "VDA_WINDOW",
     "Box",
     "ErpDepthTruth",
     "IndependentOracle",
@@ -78,5 +82,7 @@ __all__ = [
     "sus_views",
     "view_overlap",
     "view_rotation",
+    "window_plan",
+    "windowed_inference",
     "z_to_distance",
 ]

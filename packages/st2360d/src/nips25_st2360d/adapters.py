@@ -21,6 +21,7 @@ import numpy as np
 
 from nips25_st2360d._validation import check_array, check_choice, check_int
 from nips25_st2360d.models import OUTPUTS
+from nips25_st2360d.video_windows import VDA_WINDOW, WINDOW_ALIGNMENTS, window_plan, windowed_inference
 
 __all__ = [
     "IMAGENET_MEAN",
@@ -40,7 +41,6 @@ VDA_CONFIGS: dict[str, dict[str, Any]] = {
     "vitb": {"encoder": "vitb", "features": 128, "out_channels": [96, 192, 384, 768]},
     "vitl": {"encoder": "vitl", "features": 256, "out_channels": [256, 512, 1024, 1024]},
 }
-VDA_WINDOW = 32
 
 
 def _torch() -> Any:
@@ -134,13 +134,18 @@ class TorchVideoModel:
         device: torch device string.
         multiple: input side is rounded to a multiple of this (14 for ViT backbones).
         eps: relative floor applied to the output.
+        window: frames the network takes at once; longer sequences run window by window through
+            :func:`~nips25_st2360d.video_windows.windowed_inference` (VDA: 32). ``None``: the whole clip at once.
+        window_align: alignment between windows, ``"affine"`` (relative disparity), ``"scale"`` or ``"none"``
+            (metric depth).
 
     Raises:
-        TypeError: if ``module`` is not a ``torch.nn.Module``. ValueError: on an unknown ``output``.
+        TypeError: if ``module`` is not a ``torch.nn.Module``. ValueError: on an unknown ``output``, a bad
+        ``window`` or ``window_align``.
     """
 
     def __init__(self, module: Any, *, output: str = "disparity", device: str = "cpu", multiple: int = 14,
-                 eps: float = 1e-3) -> None:  # fmt: skip
+                 eps: float = 1e-3, window: int | None = None, window_align: str = "affine") -> None:  # fmt: skip
         torch = _torch()
         if not isinstance(module, torch.nn.Module):
             raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
@@ -149,9 +154,12 @@ class TorchVideoModel:
         self.device = device
         self.multiple = check_int("multiple", multiple, low=1)
         self.eps = float(eps)
+        if window is not None:
+            window_plan(window + 1, window=window)  # validates window against VDA's anchors and interpolation
+        self.window = window
+        self.window_align = check_choice("window_align", window_align, WINDOW_ALIGNMENTS)
 
-    def predict(self, frames: np.ndarray, *, views: np.ndarray | None = None, fov: float | None = None) -> np.ndarray:
-        """``(T, s, s)`` float32 prediction for a clip of ``(T, s, s, 3)`` uint8 frames (one forward pass)."""
+    def _clip(self, frames: np.ndarray) -> np.ndarray:
         torch = _torch()
         x = frames_to_tensor(frames, multiple=self.multiple, device=self.device)
         with torch.inference_mode():
@@ -159,6 +167,13 @@ class TorchVideoModel:
         if y.ndim != 4 or y.shape[:2] != (1, len(frames)):
             raise ValueError(f"module output must have shape (1, T={len(frames)}, h, w), got {tuple(y.shape)}")
         return _positive(y[0], frames.shape[1], self.eps)
+
+    def predict(self, frames: np.ndarray, *, views: np.ndarray | None = None, fov: float | None = None) -> np.ndarray:
+        """``(T, s, s)`` float32 prediction for ``(T, s, s, 3)`` uint8 frames (one pass, or window by window)."""
+        frames = check_array("frames", frames, ndim=4, last=3, dtype="uint8")
+        if self.window is None or len(frames) <= self.window:
+            return self._clip(frames)
+        return windowed_inference(self._clip, frames, window=self.window, align=self.window_align)
 
 
 def load_video_depth_anything(
@@ -173,8 +188,9 @@ def load_video_depth_anything(
 
     The network class is imported from ``video_depth_anything.video_depth`` (a clone of
     github.com/DepthAnything/Video-Depth-Anything, given by ``repo_path`` or already importable); nothing is
-    downloaded. The sequence must fit one VDA window (``T <= 32``; the default SUS sequence has 24 frames), so VDA's
-    own multi-window inference (keyframe overlap and scale alignment between windows) is not needed.
+    downloaded. Sequences longer than one VDA window (32 frames; the default SUS sequence has 24) run window by
+    window with VDA's keyframe overlap and scale/shift alignment (:func:`~nips25_st2360d.video_windows.
+    windowed_inference`; no alignment for the metric variant).
 
     Args:
         ckpt_path: local ``video_depth_anything_<encoder>.pth`` (or ``metric_video_depth_anything_<encoder>.pth``).
@@ -213,13 +229,5 @@ def load_video_depth_anything(
         ) from err
     net = VideoDepthAnything(**VDA_CONFIGS[encoder], metric=metric)
     net.load_state_dict(torch.load(str(ckpt), map_location="cpu", weights_only=True), strict=True)
-    return _WindowedVideoModel(net, output="depth" if metric else "disparity", device=device)
-
-
-class _WindowedVideoModel(TorchVideoModel):
-    """A :class:`TorchVideoModel` that refuses clips longer than one VDA window."""
-
-    def predict(self, frames: np.ndarray, *, views: np.ndarray | None = None, fov: float | None = None) -> np.ndarray:
-        if len(frames) > VDA_WINDOW:
-            raise ValueError(f"frames must hold at most {VDA_WINDOW} frames (one VDA window), got {len(frames)}")
-        return super().predict(frames, views=views, fov=fov)
+    return TorchVideoModel(net, output="depth" if metric else "disparity", device=device, window=VDA_WINDOW,
+                           window_align="none" if metric else "affine")  # fmt: skip

@@ -162,7 +162,7 @@ def z_to_distance(z: np.ndarray, *, fov: float) -> np.ndarray:
         Ray distance, same shape as ``z``, float32.
 
     Raises:
-        ValueError: on a non-square frame, NaN/inf, or a bad ``fov``.
+        ValueError: on a non-square frame, NaN/inf, a negative depth (0 may mark a missing pixel), or a bad ``fov``.
 
     Example:
         >>> round(float(z_to_distance(np.ones((3, 3)), fov=90.0)[0, 0]), 6)  # corner ray (1, 1, 1): sqrt(3)
@@ -171,6 +171,8 @@ def z_to_distance(z: np.ndarray, *, fov: float) -> np.ndarray:
     z = check_array("z", z, ndim=(2, 3))
     if z.shape[-1] != z.shape[-2]:
         raise ValueError(f"z must hold square frames (..., s, s), got shape {z.shape}")
+    if (z < 0).any():
+        raise ValueError("z must be a depth >= 0 (0 for a missing pixel), got negative values")
     return (z * frame_ray_norm(fov, z.shape[-1])).astype(np.float32)
 
 
@@ -183,10 +185,15 @@ def distance_to_z(rho: np.ndarray, *, fov: float) -> np.ndarray:
 
     Returns:
         z-depth, same shape, float32.
+
+    Raises:
+        ValueError: on a non-square frame, NaN/inf, a negative distance, or a bad ``fov``.
     """
     rho = check_array("rho", rho, ndim=(2, 3))
     if rho.shape[-1] != rho.shape[-2]:
         raise ValueError(f"rho must hold square frames (..., s, s), got shape {rho.shape}")
+    if (rho < 0).any():
+        raise ValueError("rho must be a distance >= 0 (0 for a missing pixel), got negative values")
     return (rho / frame_ray_norm(fov, rho.shape[-1])).astype(np.float32)
 
 

@@ -11,7 +11,10 @@ would:
   frames :math:`t-1, t` shrinks.
 * :class:`IndependentOracle`: an *image* model run frame by frame, i.i.d. log-scale :math:`\mathcal N(0, \sigma^2)`.
 
-Both add the same per-frame planar tilt (a structural error of the backbone) and per-pixel log-normal noise.
+Both carry a planar log tilt of the same size (a structural, non-scale error of the backbone) and per-pixel
+log-normal noise. The image model's tilt is drawn per frame in frame coordinates, so overlapping frames disagree on
+the same scene point; the video model's is one field over the sequence (``structure="sequence"``), so its frames
+agree on every scene point they share: temporally consistent, not exact.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ __all__ = [
 ]
 
 OUTPUTS = ("depth", "disparity")
+STRUCTURES = ("sequence", "frame")
 
 RayDistance = Callable[[np.ndarray], np.ndarray]
 
@@ -136,6 +140,16 @@ class _Oracle:
     def _log_scales(self, views: np.ndarray, fov: float, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
+    def _structure(self, views: np.ndarray, fov: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        r"""Per-frame planar log tilt :math:`g_t \cdot (x_n, y_n)`, :math:`g_t \sim \mathcal N(0, tilt^2 I_2)` i.i.d.
+
+        Anchored to each frame: two overlapping frames disagree on the same scene point, an error that per-frame
+        scale alignment cannot remove.
+        """
+        xn, yn = perspective_grid(fov, size)
+        g = rng.normal(0.0, self.tilt, size=(len(views), 2)) if self.tilt > 0 else np.zeros((len(views), 2))
+        return g[:, 0, None, None] * xn + g[:, 1, None, None] * yn
+
     def true_depth(self, views: np.ndarray, *, fov: float, size: int) -> np.ndarray:
         """Exact planar z-depth ``(T, s, s)`` float32 of the views."""
         rays, norm = frame_rays(views, fov=fov, size=size)
@@ -163,9 +177,7 @@ class _Oracle:
         t, size = frames.shape[0], frames.shape[1]
         rng = np.random.default_rng(self.seed)
         log_s = self._log_scales(v, fov, rng)
-        xn, yn = perspective_grid(fov, size)
-        g = rng.normal(0.0, self.tilt, size=(t, 2)) if self.tilt > 0 else np.zeros((t, 2))
-        log_field = log_s[:, None, None] + g[:, 0, None, None] * xn + g[:, 1, None, None] * yn
+        log_field = log_s[:, None, None] + self._structure(v, fov, size, rng)
         if self.noise > 0:
             log_field = log_field + rng.normal(0.0, self.noise, size=(t, size, size))
         z = self.true_depth(v, fov=fov, size=size) * np.exp(log_field)
@@ -188,9 +200,15 @@ class OracleVDE(_Oracle):
         sigma_min: innovation std (log) for fully overlapping frames (default 0.005).
         sigma_max: innovation std (log) for frames with no overlap (default 0.08).
         noise: per-pixel log-normal noise std (default 0.02).
-        tilt: std of the per-frame planar log tilt :math:`g \cdot (x_n, y_n)` (default 0.03).
+        tilt: std of each component of the planar log tilt :math:`g` (default 0.03), see ``structure``.
         output: ``"depth"`` or ``"disparity"``.
         seed: seed of the scale and noise draws.
+        structure: where the tilt lives. ``"sequence"`` (default): one planar log field
+            :math:`g \cdot R_0^\top r` over the world ray :math:`r` of every pixel, :math:`g \sim \mathcal N(0,
+            tilt^2 I_3)` drawn once per sequence, :math:`R_0` the first view's rotation: temporally consistent (a
+            scene point gets the same relative error in every frame that sees it) but not exact, and no per-frame
+            alignment can remove it. ``"frame"``: an independent tilt per frame in frame coordinates, as
+            :class:`IndependentOracle` (the behaviour before the review).
 
     Raises:
         ValueError: on out-of-range parameters. TypeError: if ``truth`` is not callable.
@@ -207,13 +225,23 @@ class OracleVDE(_Oracle):
         tilt: float = 0.03,
         output: str = "depth",
         seed: int = 0,
+        structure: str = "sequence",
     ) -> None:
         super().__init__(truth, noise=noise, tilt=tilt, output=output, seed=seed)
+        self.structure = check_choice("structure", structure, STRUCTURES)
         self.a = check_real("a", a, low=0.0, high=1.0)
         self.sigma_min = check_real("sigma_min", sigma_min, low=0.0, high=2.0)
         self.sigma_max = check_real("sigma_max", sigma_max, low=0.0, high=2.0)
         if self.sigma_max < self.sigma_min:
             raise ValueError(f"sigma_max must be >= sigma_min ({self.sigma_min}), got {self.sigma_max}")
+
+    def _structure(self, views: np.ndarray, fov: float, size: int, rng: np.random.Generator) -> np.ndarray:
+        if self.structure == "frame":
+            return super()._structure(views, fov, size, rng)
+        g = rng.normal(0.0, self.tilt, size=3) if self.tilt > 0 else np.zeros(3)
+        rays, _ = frame_rays(views, fov=fov, size=size)
+        first = view_rotation(float(views[0, 0]), float(views[0, 1]))
+        return rays @ (first @ g)  # g . (R_0^T r) for every pixel of every frame
 
     def _log_scales(self, views: np.ndarray, fov: float, rng: np.random.Generator) -> np.ndarray:
         eps = rng.normal(size=len(views))
