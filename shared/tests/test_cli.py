@@ -1,6 +1,8 @@
 import argparse
 import json
 
+import pytest
+
 from nips25_shared import Claim, Report, add_common_arguments, run_reproduce
 
 
@@ -81,3 +83,18 @@ def test_module_entry_point_writes_summary(tmp_path):
     )
     assert (tmp_path / "SUMMARY.md").is_file()
     assert "RuntimeWarning" not in out.stderr
+
+
+@pytest.mark.parametrize("bad", ["-1", "4294967296", "1.5", "abc"])
+def test_bad_seed_is_a_one_line_usage_error(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = add_common_arguments(argparse.ArgumentParser(prog="demo"), slug="demo")
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(["--seed", bad])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--seed" in err and "[0, 2**32 - 1]" in err and "Traceback" not in err
+
+
+def test_largest_seed_is_accepted() -> None:
+    parser = add_common_arguments(argparse.ArgumentParser(prog="demo"), slug="demo")
+    assert parser.parse_args(["--seed", str(2**32 - 1)]).seed == 2**32 - 1

@@ -14,6 +14,18 @@ from nips25_shared.seeds import seed_everything
 __all__ = ["add_common_arguments", "run_reproduce"]
 
 PROFILES = ("quick", "paper")
+_MAX_SEED = 2**32 - 1
+
+
+def _seed(text: str) -> int:
+    """``--seed`` type: an integer in [0, 2**32 - 1], else argparse's one-line usage error (exit code 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32 - 1], got {text!r}") from None
+    if not 0 <= value <= _MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32 - 1], got {value}")
+    return value
 
 
 def add_common_arguments(
@@ -22,6 +34,8 @@ def add_common_arguments(
     """Add ``-v/--verbose``, ``-q/--quiet``, ``--seed``, ``--out`` and ``--profile`` to ``parser``.
 
     ``--out`` defaults to ``reports/<slug>`` under the current directory; ``--profile`` to the first of ``profiles``.
+    ``--seed`` must be an integer in [0, 2**32 - 1] (what :func:`seed_everything` accepts); anything else is a
+    one-line usage error with exit code 2, not a traceback.
 
     Args:
         parser: the (sub)parser to extend.
@@ -37,7 +51,7 @@ def add_common_arguments(
         raise ValueError(f"profiles must be a non-empty sequence of distinct non-empty names, got {profiles!r}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (repeatable)")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="less log output, no progress bars")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=_seed, default=0, help="random seed in [0, 2**32 - 1] (default 0)")
     parser.add_argument("--out", type=Path, default=Path("reports") / slug, help=f"output dir (reports/{slug})")
     parser.add_argument(
         "--profile", choices=names, default=names[0], help=f"one of {', '.join(names)} (default {names[0]})"
