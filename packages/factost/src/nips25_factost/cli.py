@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the few-shot headline experiment and write a report")
     add_common_arguments(rep, slug="factost")
+    rep.add_argument("--wind", type=Path, default=None, help="gstat's data/wind.rda for --profile paper "
+                     "(default $NIPS25_FACTOST_WIND or Debian's r-cran-gstat path)")  # fmt: skip
+    rep.add_argument("--checkpoint", type=Path, default=None, help="local backbone checkpoint (`nips25-factost "
+                     "pretrain`) used instead of pretraining")  # fmt: skip
     pre = sub.add_parser("pretrain", help="Stage 1: pretrain a backbone on the offline pool (needs [data])")
     ada = sub.add_parser("adapt", help="Stage 2: fit the adapter on a CSV panel and forecast the next H steps")
     for p in (pre, ada):
@@ -120,9 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nips25_factost.reproduce import reproduce
 
         try:
-            run_reproduce(reproduce, args)
+            run_reproduce(functools.partial(reproduce, wind_path=args.wind, checkpoint=args.checkpoint), args)
         except (ImportError, FileNotFoundError) as err:
             parser.error(str(err))
+        except ValueError as err:
+            if args.checkpoint is None:
+                raise
+            parser.error(f"--checkpoint: {err}")
         return 0
     configure_logging(args.verbose - args.quiet)
     if args.command == "pretrain":

