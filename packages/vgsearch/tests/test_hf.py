@@ -129,3 +129,19 @@ def test_hf_bad_input(tiny, tmp_path):
         HFPRM(prm_model, tok).score(["1"], [""])
     with pytest.raises(ValueError, match="same length"):
         HFPRM(prm_model, tok).score(["1"], [])
+
+
+def test_gguf_loading_names_what_is_missing(tmp_path):
+    """`load_generator(dir, gguf_file=...)`: a missing GGUF file names gguf_file and the path; without the `gguf`
+    package a present file gives an ImportError naming it (nothing is downloaded either way)."""
+    import importlib.util
+
+    with pytest.raises(FileNotFoundError, match="gguf_file"):
+        load_generator(tmp_path, gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf")
+    (tmp_path / "model.gguf").write_bytes(b"GGUF")
+    if importlib.util.find_spec("gguf") is None:
+        with pytest.raises(ImportError, match="gguf"):
+            load_generator(tmp_path, gguf_file="model.gguf")
+    else:
+        with pytest.raises(Exception):  # noqa: B017 - a 4-byte file is not a GGUF checkpoint; transformers' error
+            load_generator(tmp_path, gguf_file="model.gguf")

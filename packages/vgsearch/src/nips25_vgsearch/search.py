@@ -17,10 +17,68 @@ from nips25_vgsearch.flops import ComputeLedger, FlopsModel
 from nips25_vgsearch.generator import Generator, Step, StepRequest, path_seed
 from nips25_vgsearch.verifier import AGGREGATIONS, Verifier, aggregate_scores
 
-__all__ = ["GranularityPolicy", "SearchConfig", "SearchResult", "beam_search", "best_of_n", "vg_search"]
+__all__ = [
+    "GapPolicy",
+    "GranularityPolicy",
+    "SearchConfig",
+    "SearchResult",
+    "beam_search",
+    "best_of_n",
+    "dvts",
+    "vg_search",
+]
 
 #: ``g(first_scores) -> int | None``: chooses the granularity of one problem from its first-step scores.
 GranularityPolicy = Callable[[np.ndarray], "int | None"]
+
+
+@dataclass(frozen=True)
+class GapPolicy:
+    r"""The ``gap`` adaptive-g policy [reconstructed]: verify less often while PRM scores barely move.
+
+    The paper motivates VG-Search by the small change of consecutive PRM scores (< 1% for most steps); this
+    policy acts on it per problem during the search. Round 1 uses ``g_start``. After every later verification the
+    per-step score change of the kept beams is measured,
+    :math:`\Delta = \frac{1}{B_1 g}\sum_{b \in \text{kept}} |\bar s_b - \bar s_{\text{parent}(b)}|` (aggregated
+    scores now and at the parent's verification, divided by the ``g`` of that round), and the next round's
+    granularity is :math:`\min(2g, g_{max})` when :math:`\Delta < \tau` (skip verifications) and
+    :math:`\max(\lfloor g/2 \rfloor, g_{min})` otherwise. The number of rounds follows from the remaining depth
+    (``max_steps``), so every schedule reaches the same depth as fixed ``g``; with ``threshold=0`` and
+    ``g_start=g_min=1`` it is beam search exactly.
+
+    Attributes:
+        threshold: :math:`\tau \ge 0`, per-step score change below which a verification is skipped (0.01).
+        g_start: granularity of round 1, ``>= 1``.
+        g_min, g_max: bounds of ``g``, ``1 <= g_min <= g_start <= g_max``.
+
+    Example:
+        >>> from nips25_vgsearch import StepChainTask
+        >>> task = StepChainTask(n_problems=2, seed=0)
+        >>> res = vg_search(task.problems, task.generator(), task.verifier(), n=4, beam_width=2, g=GapPolicy())
+        >>> all(1 <= g <= 4 for r in res for g in r.g_schedule)
+        True
+    """
+
+    threshold: float = 0.01
+    g_start: int = 1
+    g_min: int = 1
+    g_max: int = 4
+
+    def __post_init__(self) -> None:
+        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)):
+            raise TypeError(f"threshold must be a number, got {type(self.threshold).__name__}")
+        if not (math.isfinite(self.threshold) and self.threshold >= 0):
+            raise ValueError(f"threshold must be finite and >= 0, got {self.threshold}")
+        for name in ("g_start", "g_min", "g_max"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if not self.g_min <= self.g_start <= self.g_max:
+            raise ValueError(f"need g_min <= g_start <= g_max, got {self.g_min}, {self.g_start}, {self.g_max}")
+
+    def next_g(self, g: int, change: float) -> int:
+        """The granularity after a round run at ``g`` whose kept beams moved ``change`` per step."""
+        return min(2 * g, self.g_max) if change < self.threshold else max(g // 2, self.g_min)
 
 
 @dataclass(frozen=True)
@@ -39,6 +97,9 @@ class SearchConfig:
         filter_duplicates: drop beams whose text equals an earlier beam's before selection.
         refill: ``"cyclic"`` copies the survivors cyclically up to ``n`` beams (the paper's code);
             ``"branch"`` gives each survivor exactly ``beam_width`` children (fewer beams once some finish).
+        diverse: DVTS (diverse verifier tree search, search-and-learn): the ``n`` first steps form
+            :math:`B_1 = n / B_2` subtrees of :math:`B_2` samples; selection keeps the best unfinished beam of each
+            subtree (never comparing subtrees), each survivor branches into :math:`B_2` children (``refill="branch"``).
     """
 
     n: int = 4
@@ -49,6 +110,7 @@ class SearchConfig:
     agg: str = "last"
     filter_duplicates: bool = True
     refill: Literal["cyclic", "branch"] = "cyclic"
+    diverse: bool = False
 
     def __post_init__(self) -> None:
         for name in ("n", "beam_width", "max_steps"):
@@ -69,6 +131,12 @@ class SearchConfig:
             raise ValueError(f"agg must be one of {AGGREGATIONS}, got {self.agg!r}")
         if self.refill not in ("cyclic", "branch"):
             raise ValueError(f"refill must be 'cyclic' or 'branch', got {self.refill!r}")
+        if not isinstance(self.diverse, bool):
+            raise TypeError(f"diverse must be a bool, got {type(self.diverse).__name__}")
+        if self.diverse and self.refill != "branch":
+            raise ValueError(
+                "diverse=True (DVTS) needs refill='branch' (each subtree keeps its own beam_width children)"
+            )
 
     @property
     def keep(self) -> int:
@@ -98,6 +166,7 @@ class SearchResult:
         flops: total FLOPs under the search's :class:`FlopsModel`.
         first_scores: aggregated scores of the ``n`` first-step samples (the difficulty proxy), shape ``(n,)``.
         trace: texts of the kept beams after each verification round.
+        g_schedule: the granularity of each round after round 0 (constant unless ``g`` is a :class:`GapPolicy`).
     """
 
     problem: str
@@ -109,6 +178,7 @@ class SearchResult:
     flops: float
     first_scores: np.ndarray
     trace: list[list[str]] = field(default_factory=list)
+    g_schedule: list[int | None] = field(default_factory=list)
 
 
 @dataclass
@@ -120,6 +190,8 @@ class _Beam:
     finished: bool = False
     step_scores: list[float] = field(default_factory=list)
     verified_upto: int = 0
+    parent_score: float = math.nan
+    tree: int = 0
 
 
 @dataclass
@@ -135,6 +207,8 @@ class _State:
     first_scores: np.ndarray = field(default_factory=lambda: np.zeros(0))
     trace: list[list[str]] = field(default_factory=list)
     done: bool = False
+    depth: int = 1
+    g_schedule: list[int | None] = field(default_factory=list)
 
 
 def _check_problems(problems: str | Sequence[str]) -> list[str]:
@@ -213,8 +287,14 @@ def _select(state: _State, config: SearchConfig) -> None:
             seen.add(beam.text)
             rest.append(beam)
     agg = np.array([aggregate_scores(b.step_scores, agg=config.agg) for b in rest])
-    order = np.argsort(-agg, kind="stable")[: config.keep]
-    state.active = [rest[i] for i in order]
+    order = np.argsort(-agg, kind="stable")
+    if config.diverse:  # DVTS: the best beam of every subtree, in subtree order
+        best: dict[int, int] = {}
+        for i in order:
+            best.setdefault(rest[i].tree, int(i))
+        state.active = [rest[best[t]] for t in sorted(best)]
+    else:
+        state.active = [rest[i] for i in order[: config.keep]]
     state.trace.append([b.text for b in state.active])
     if len(state.completed) >= config.n or not state.active:
         state.done = True
@@ -229,7 +309,9 @@ def _refill(state: _State, config: SearchConfig) -> None:
         parent = survivors[j % len(survivors)]
         k = j // len(survivors)
         lineage = parent.lineage if k == 0 else (*parent.lineage, parent.depth, k)
-        beams.append(_Beam(parent.text, parent.tokens, parent.depth, lineage, verified_upto=parent.verified_upto))
+        beams.append(_Beam(parent.text, parent.tokens, parent.depth, lineage, verified_upto=parent.verified_upto,
+                           parent_score=aggregate_scores(parent.step_scores, agg=config.agg),
+                           tree=parent.tree))  # fmt: skip
     state.active = beams
 
 
@@ -249,6 +331,7 @@ def _result(state: _State, config: SearchConfig, flops_model: FlopsModel) -> Sea
         flops=flops_model.flops(state.ledger),
         first_scores=state.first_scores,
         trace=state.trace,
+        g_schedule=state.g_schedule,
     )
 
 
@@ -259,12 +342,13 @@ def vg_search(
     *,
     n: int = 4,
     beam_width: int = 4,
-    g: int | GranularityPolicy | None = 1,
+    g: int | GranularityPolicy | GapPolicy | None = 1,
     num_iterations: int | None = None,
     max_steps: int = 12,
     agg: str = "last",
     filter_duplicates: bool = True,
     refill: Literal["cyclic", "branch"] = "cyclic",
+    diverse: bool = False,
     seed: int = 0,
     flops_model: FlopsModel | None = None,
 ) -> list[SearchResult]:
@@ -284,9 +368,11 @@ def vg_search(
         problems: one problem text or a sequence of them.
         generator: a :class:`~nips25_vgsearch.generator.Generator`.
         verifier: a :class:`~nips25_vgsearch.verifier.Verifier`.
-        n, beam_width, num_iterations, max_steps, agg, filter_duplicates, refill: see :class:`SearchConfig`.
-        g: granularity ``>= 1``, ``None`` for the full length, or a policy ``g(first_scores) -> int | None``
-            called per problem after round 0 (adaptive VG-Search, e.g. :class:`~nips25_vgsearch.AdaptiveG`).
+        n, beam_width, num_iterations, max_steps, agg, filter_duplicates, refill, diverse: see
+            :class:`SearchConfig` (``diverse=True`` is DVTS; :func:`dvts`).
+        g: granularity ``>= 1``, ``None`` for the full length, a policy ``g(first_scores) -> int | None``
+            called per problem after round 0 (adaptive VG-Search, e.g. :class:`~nips25_vgsearch.AdaptiveG`), or a
+            :class:`GapPolicy` that changes ``g`` between rounds from the observed score change.
         seed: search seed.
         flops_model: the FLOPs model; default ``FlopsModel()`` (1.5B generator, 7B PRM).
 
@@ -308,11 +394,14 @@ def vg_search(
         >>> len(res), res[0].ledger.verifier_calls > 0
         (2, True)
     """
-    policy = g if callable(g) else None
+    gap = g if isinstance(g, GapPolicy) else None
+    if gap is not None and num_iterations is not None:
+        raise ValueError("num_iterations must be None with a GapPolicy (the rounds follow from max_steps)")
+    policy = g if callable(g) and gap is None else None
     config = SearchConfig(
-        n=n, beam_width=beam_width, g=None if policy else g,  # type: ignore[arg-type]
+        n=n, beam_width=beam_width, g=None if policy or gap else g,  # type: ignore[arg-type]
         num_iterations=num_iterations, max_steps=max_steps, agg=agg, filter_duplicates=filter_duplicates,
-        refill=refill,
+        refill=refill, diverse=diverse,
     )  # fmt: skip
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
@@ -323,9 +412,9 @@ def vg_search(
     _check_models(generator, verifier)
     states = [_State(p, generator.count_tokens(p), seed, config.g, config.iterations(config.g)) for p in items]
     for s in states:
-        s.active = [_Beam("", 0, 0, (j,)) for j in range(config.n)]
+        s.active = [_Beam("", 0, 0, (j,), tree=j // config.beam_width) for j in range(config.n)]
     pairs = [(s, b) for s in states for b in s.active]
-    _generate(generator, pairs, to_eos=config.iterations(1 if policy else config.g) == 1)
+    _generate(generator, pairs, to_eos=config.iterations(1 if policy or gap else config.g) == 1)
     _verify(verifier, pairs)
     for s in states:
         s.first_scores = np.array([aggregate_scores(b.step_scores, agg=config.agg) for b in s.active])
@@ -333,10 +422,21 @@ def vg_search(
             chosen = policy(s.first_scores.copy())
             SearchConfig(n=config.n, beam_width=config.beam_width, g=chosen)  # validates the policy's choice
             s.g, s.iterations = chosen, config.iterations(chosen)
+        if gap is not None:
+            s.g, s.iterations = gap.g_start, config.iterations(gap.g_start)
         _select(s, config)
     rnd = 1
     while any(not s.done and rnd < s.iterations for s in states):
         live = [s for s in states if not s.done and rnd < s.iterations]
+        for s in live:
+            if gap is not None and rnd > 1:
+                previous = s.g_schedule[-1]
+                assert previous is not None
+                change = [abs(aggregate_scores(b.step_scores, agg=config.agg) - b.parent_score) for b in s.active]
+                s.g = gap.next_g(previous, float(np.mean(change)) / previous if change else 0.0)
+                s.iterations = rnd + max(1, math.ceil((config.max_steps - s.depth) / s.g))
+            s.g_schedule.append(s.g)
+            s.depth += 1 if s.g is None else s.g
         _extend(generator, verifier, live, config)
         for s in live:
             if not s.active:
@@ -388,6 +488,28 @@ def beam_search(
     if "g" in kwargs:
         raise ValueError("beam_search fixes g=1; use vg_search for another granularity")
     return vg_search(problems, generator, verifier, g=1, **kwargs)  # type: ignore[arg-type]
+
+
+def dvts(
+    problems: str | Sequence[str], generator: Generator, verifier: Verifier, **kwargs: object
+) -> list[SearchResult]:
+    """Diverse verifier tree search (search-and-learn's DVTS) with granularity ``g`` (default 1).
+
+    :func:`vg_search` with ``diverse=True, refill="branch"``: :math:`n / B_2` independent subtrees, each keeping
+    its best beam at every verification and branching it into :math:`B_2` children; the answer is the best
+    completion over all subtrees. Subtrees never compete, which keeps the final candidates diverse.
+
+    Args:
+        problems, generator, verifier: as in :func:`vg_search`.
+        **kwargs: any other keyword of :func:`vg_search` except ``diverse`` and ``refill``.
+
+    Raises:
+        ValueError: if ``diverse`` or ``refill`` is passed.
+    """
+    for key in ("diverse", "refill"):
+        if key in kwargs:
+            raise ValueError(f"dvts fixes {key}; use vg_search to set it")
+    return vg_search(problems, generator, verifier, diverse=True, refill="branch", **kwargs)  # type: ignore[arg-type]
 
 
 def best_of_n(
