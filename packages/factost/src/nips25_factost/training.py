@@ -210,7 +210,7 @@ class PanelForecaster(nn.Module):
             x, y, cal = batch
             pred = module(x, cal)
             observed = ~torch.isnan(y)
-            err = (pred - torch.nan_to_num(y)).abs() / scale
+            err = (pred - torch.nan_to_num(y)).abs() / scale.to(pred.device)
             loss = torch.where(observed, err, 0.0).sum() / observed.sum().clamp(min=1)
             extra = self.auxiliary_loss(x, cal, pred)
             return loss if extra is None else loss + extra
@@ -245,6 +245,10 @@ class PanelForecaster(nn.Module):
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         was_training = self.training
         self.eval()
-        out = [self(xt[i : i + batch_size], cal[i : i + batch_size]) for i in range(0, xt.shape[0], batch_size)]
+        device = next((p.device for p in self.parameters()), torch.device("cpu"))  # fit may have left it on a GPU
+        out = [
+            self(xt[i : i + batch_size].to(device), cal[i : i + batch_size].to(device)).cpu()
+            for i in range(0, xt.shape[0], batch_size)
+        ]
         self.train(was_training)
         return torch.cat(out).double().numpy()

@@ -94,6 +94,7 @@ class HFGenerator:
             enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         finally:
             self.tokenizer.padding_side = side
+        enc = enc.to(self.model.device)  # the model may live on a GPU; the tokenizer returns CPU tensors
         torch.manual_seed(zlib.crc32(repr([r.seed for r in requests]).encode()) + sum(r.depth for r in requests))
         kwargs: dict[str, Any] = {
             "do_sample": True, "temperature": self.temperature, "top_p": self.top_p,
@@ -202,7 +203,7 @@ class HFPRM:
             finally:
                 self.tokenizer.padding_side = side
             offsets = enc.pop("offset_mapping")
-            logits = self.model(**enc).logits.float()
+            logits = self.model(**enc.to(self.model.device)).logits.float().cpu()
             for b, (_, ends) in enumerate(items):
                 spans = offsets[b].tolist()
                 row = []
