@@ -89,3 +89,9 @@ def test_flow_rejects_bad_input():
         bayesian_update(torch.ones(2, 3) / 3, torch.zeros(2, 3), torch.ones(2, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="k must"):
         entropy_ratio(0.5, 1)
+    with pytest.raises(ValueError, match="x must"):
+        sender_sample(torch.tensor([5]), torch.tensor([1.0]), torch.ones(1, 3, dtype=torch.bool))
+    with pytest.raises(ValueError, match="x must"):
+        sender_sample(torch.tensor([2]), torch.tensor([1.0]), torch.tensor([[True, True, False]]))
+    with pytest.raises(ValueError, match="x must"):
+        sender_sample(torch.tensor([0, 1]), torch.tensor([1.0]), torch.ones(1, 3, dtype=torch.bool))

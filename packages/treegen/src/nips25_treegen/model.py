@@ -348,10 +348,12 @@ class TreeGen(nn.Module):
             raise ValueError(f"n_samples must be an int >= 1, got {n_samples!r}")
         if not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
             raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
+        if batch_jets is not None and (not isinstance(batch_jets, (int, np.integer)) or batch_jets < 1):
+            raise ValueError(f"batch_jets must be None or an int >= 1, got {batch_jets!r}")
         leaf_feat, pair_feat = self._features(arr)
         j, n = leaf_feat.shape[:2]
         gen = torch.Generator().manual_seed(int(seed))
-        chunk = j if batch_jets is None else max(1, int(batch_jets))
+        chunk = j if batch_jets is None else int(batch_jets)
         out = []
         for start in range(0, j, chunk):
             lf = leaf_feat[start : start + chunk].repeat_interleave(n_samples, 0)

@@ -43,19 +43,23 @@ class ReproduceConfig:
         train_steps, batch_size, d_model, n_layers: TreeGen training and size.
         tv_max_leaves: TV to the exact posterior is measured on test jets with N <= this.
         beam_width: beam-search width.
+        torch_threads: torch intra-op threads during the run (restored afterwards); ``None`` keeps torch's
+            setting. One thread by default: on the shared 2-core machine two threads were about 10x slower per
+            training step (spin-waiting on an oversubscribed CPU).
     """
 
     leaf_counts: tuple[int, ...] = (6, 8)
-    n_train: int = 1000
+    n_train: int = 2000
     n_test: int = 15
     n_samples: int = 60
     n_steps: int = 20
-    train_steps: int = 250
+    train_steps: int = 2000
     batch_size: int = 64
     d_model: int = 48
     n_layers: int = 2
     tv_max_leaves: int = 6
     beam_width: int = 10
+    torch_threads: int | None = 1
 
     def __post_init__(self) -> None:
         if not self.leaf_counts or any(not 3 <= n <= 12 for n in self.leaf_counts):
@@ -64,6 +68,8 @@ class ReproduceConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if self.torch_threads is not None and (not isinstance(self.torch_threads, int) or self.torch_threads < 1):
+            raise ValueError(f"torch_threads must be None or an int >= 1, got {self.torch_threads!r}")
 
 
 PROFILES: dict[str, ReproduceConfig] = {
@@ -74,7 +80,7 @@ PROFILES: dict[str, ReproduceConfig] = {
     "quick": ReproduceConfig(),
     "paper": ReproduceConfig(
         leaf_counts=(5, 6, 7, 8, 9), n_train=4000, n_test=200, n_samples=1000, n_steps=100, train_steps=20000,
-        batch_size=128, d_model=128, n_layers=6,
+        batch_size=128, d_model=128, n_layers=6, torch_threads=None,
     ),
 }  # fmt: skip
 
@@ -170,14 +176,25 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     """
     import torch
 
-    from nips25_treegen.model import TrainConfig, TreeGen, TreeGenConfig, train
-
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     cfg = PROFILES[profile]
+    threads = torch.get_num_threads()
+    if cfg.torch_threads is not None:
+        torch.set_num_threads(cfg.torch_threads)
+    try:
+        return _run(profile, cfg, seed, Path(out_dir))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(profile: str, cfg: ReproduceConfig, seed: int, out_dir: Path) -> Report:
+    import torch
+
+    from nips25_treegen.model import TrainConfig, TreeGen, TreeGenConfig, train
+
     start = time.perf_counter()
     seed_everything(seed)
-    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     train_jets, test_jets = [], []
     for k, n in enumerate(cfg.leaf_counts):
