@@ -6,7 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from nips25_commono import ProceduralLibrary, SceneGenerator
+
+# One torch intra-op thread: on the shared 2-core CI machine two threads spin-wait and run several times slower.
+torch.set_num_threads(1)
 
 TINY_CLIP = {
     "embed_dim": 32,

@@ -59,3 +59,27 @@ def test_predictions_jsonl_round_trip(examples, tmp_path) -> None:  # type: igno
     (tmp_path / "bad.jsonl").write_text('{"id": 1}\n')
     with pytest.raises(ValueError, match="response"):
         load_predictions(tmp_path / "bad.jsonl")
+
+
+def test_released_layout_string_choices(examples, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The released files' layout: default column names, ``choices`` as a string-encoded list, text answers.
+
+    Before the fix a string in the options column was iterated character by character (silently wrong options).
+    """
+    ex = examples[2]
+    write_common_o([ex], tmp_path / "x.parquet")
+    table = pq.read_table(tmp_path / "x.parquet").to_pylist()
+    assert {"image_1", "image_2", "choices", "answer", "num_objects_image_1"} <= set(table[0])
+    truth = [ex.options[i] for i in sorted(ex.answer)]
+    table[0]["choices"] = json.dumps(list(ex.options))
+    table[0]["answer"] = ", ".join(truth)
+    pq.write_table(pa.Table.from_pylist(table), tmp_path / "json.parquet")
+    table[0]["choices"] = repr(list(ex.options))  # a Python list literal
+    pq.write_table(pa.Table.from_pylist(table), tmp_path / "repr.parquet")
+    for name in ("json.parquet", "repr.parquet"):
+        (back,) = load_common_o(tmp_path / name)
+        assert back.options == ex.options and back.answer == ex.answer
+    table[0]["choices"] = "apple, pear"
+    pq.write_table(pa.Table.from_pylist(table), tmp_path / "bad.parquet")
+    with pytest.raises(ValueError, match="options string"):
+        load_common_o(tmp_path / "bad.parquet")

@@ -9,9 +9,15 @@ from nips25_commono.reproduce import PROFILES, reproduce
 from nips25_shared import write_report
 
 
-def test_reproduce_tiny_profile(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    cfg = replace(PROFILES["tiny"], library="procedural")
+def test_reproduce_tiny_profile(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Also the fallback path: the emoji font forced missing, reproduce uses procedural objects and says so."""
+    import nips25_commono.library as library_module
+
+    monkeypatch.setattr(library_module, "DEFAULT_EMOJI_FONT", tmp_path / "no-such-font.ttf")
+    cfg = replace(PROFILES["tiny"], library="emoji")
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path, config=cfg)
+    assert report.config["library"].startswith("procedural objects: the emoji font is MISSING")
+    assert "no-such-font.ttf" in report.config["library"] and "Data: procedural objects" in report.notes
     assert report.package == "commono" and report.profile == "tiny"
     ids = [c.id for c in report.claims]
     assert ids == [

@@ -1,12 +1,15 @@
 """The released Common-O files from a local path (parquet, explicit column mapping) and JSONL exports.
 
 The benchmark is published as parquet (Hugging Face ``facebook/Common-O``, MIT, about 383 MB) with a ``main`` and a
-``challenge`` (Complex) split. Its column names were not available to us, so :class:`ColumnMap` names them
-explicitly; the defaults are our assumption and :func:`write_common_o` writes that layout. Nothing is downloaded.
+``challenge`` (Complex) split. :class:`ColumnMap` names the columns explicitly; its defaults are the released
+files' column names (read from the dataset card's ``dataset_info``), while the encoding of the ``choices`` and
+``answer`` strings was not seen, so both a JSON / Python list string and a list are read. :func:`write_common_o`
+writes that layout. Nothing is downloaded.
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 from collections.abc import Iterable, Sequence
@@ -36,18 +39,24 @@ class ColumnMap:
 
     Attributes:
         image_1, image_2: the two scenes; HF image structs ``{"bytes", "path"}`` or raw encoded bytes.
-        options: list of option texts.
+        options: option texts: a list, or a string holding a JSON / Python list (the released files store
+            ``choices`` as a string).
         answer: the ground truth: a list of option texts, a list of letters, or a string such as ``"A, C"``.
         uid: a question identifier (optional: row number when absent from the file).
-        n_objects: objects per scene (optional, used by the breakdowns).
+        n_objects: objects per scene (optional, used by the breakdowns; the released files count each scene
+            separately, the default reads scene 1's count).
+
+    The defaults are the column names of the released ``facebook/Common-O`` parquet files (``image_1``,
+    ``image_2``, ``choices``, ``answer``, ``num_objects_image_1``; the dataset card's ``dataset_info``); the
+    files have no id column, so ``uid`` falls back to ``<file>-<row>``.
     """
 
     image_1: str = "image_1"
     image_2: str = "image_2"
-    options: str = "options"
+    options: str = "choices"
     answer: str = "answer"
     uid: str | None = "id"
-    n_objects: str | None = "num_objects"
+    n_objects: str | None = "num_objects_image_1"
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -65,6 +74,28 @@ def _decode_image(value: Any, where: str) -> Image.Image:
         return Image.open(io.BytesIO(data)).convert("RGB")
     except OSError as err:
         raise ValueError(f"{where}: cannot decode the image ({err})") from err
+
+
+def _option_list(value: Any, where: str) -> list[str]:
+    """Option texts from a list or from a string holding a JSON / Python list literal."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        parsed: Any = None
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            try:
+                parsed = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                parsed = None
+        if not isinstance(parsed, (list, tuple)):
+            raise ValueError(f"{where}: options string {value[:80]!r} is not a JSON or Python list of option texts")
+        value = parsed
+    if not isinstance(value, Iterable):
+        raise ValueError(f"{where}: options must be a list of texts, got {type(value).__name__}")
+    return [str(o) for o in value]
 
 
 def _answer_indices(value: Any, options: Sequence[str], where: str) -> frozenset[int]:
@@ -148,7 +179,7 @@ def load_common_o(
         rows = table.to_pylist()
         for r, row in enumerate(rows):
             where = f"{file.name} row {r}"
-            options = [str(o) for o in (row[cols.options] or [])]
+            options = _option_list(row[cols.options], where)
             if not options:
                 raise ValueError(f"{where}: empty options")
             if not any(o.strip().lower() in _NONE_TEXTS for o in options):
