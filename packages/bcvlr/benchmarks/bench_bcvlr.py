@@ -1,0 +1,86 @@
+"""Benchmark of BCV-LR's hot paths, side by side with the peers, on 1 CPU thread.
+
+1. VQ-EMA (forward + codebook update, 2 codebooks x 64 codes x 16 dims, batch 128) against vector-quantize-pytorch's
+   ``VectorQuantize`` with the same layout (the peer named in the issue).
+2. Training-step time of every stage (median ms per batched update) on the MiniGrid quick-profile shapes.
+3. The online loop: environment steps plus updates per second, BCV-LR beside BCO on the same budget.
+Peak memory is the process's peak resident set size (``resource.getrusage``).
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+
+import torch
+from nips25_bcvlr import BCVLR, VQEMA, BCVLRConfig, BFSExpert, make_minigrid_pixels, record_video
+from nips25_bcvlr.baselines import BCO, BaselineConfig
+
+REPEATS = 7
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def median_ms(fn, repeats: int = REPEATS, inner: int = 20) -> float:  # type: ignore[no-untyped-def]
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - start) / inner)
+    return 1e3 * statistics.median(times)
+
+
+def bench_vq() -> None:
+    from vector_quantize_pytorch import VectorQuantize
+
+    torch.manual_seed(0)
+    z = torch.randn(128, 128)
+    ours = VQEMA(decay=0.99).train()
+    peer = VectorQuantize(dim=32, codebook_size=64, codebook_dim=16, heads=2, separate_codebook_per_head=True,
+                          decay=0.99, commitment_weight=0.05).train()  # fmt: skip
+    t_ours = median_ms(lambda: ours(z))
+    t_peer = median_ms(lambda: peer(z.reshape(128, 4, 32)))
+    print(f"VQ-EMA forward+update, batch 128: ours {t_ours:.3f} ms | vector-quantize-pytorch {t_peer:.3f} ms | "
+          f"ratio ours/peer {t_ours / t_peer:.2f}")  # fmt: skip
+
+
+def bench_pipeline() -> None:
+    env = make_minigrid_pixels()
+    video = record_video(env, BFSExpert(), n_frames=600, seed=0)
+    cfg = BCVLRConfig.preset("cpu", stage1_steps=30, stage2_steps=30, stage3_steps=30)
+    agent = BCVLR(cfg, obs_shape=video.frames.shape[1:], action_space=env.action_space, seed=0)
+    agent.pretrain(video, show_progress=False)
+    budget = 512
+    log = agent.online([make_minigrid_pixels() for _ in range(cfg.n_envs)], budget, show_progress=False)
+    for name, stage in agent.logs.items():
+        ms = 1e3 * statistics.median(stage.step_times[1:] or stage.step_times)
+        print(f"stage {name:9s}: {ms:7.1f} ms / update (batch {cfg.stage2_batch}, {len(stage.step_times)} updates)")
+    print(f"BCV-LR online loop: {log.env_steps} env steps + {log.updates} updates in "
+          f"{log.collect_seconds + log.update_seconds:.1f} s = {log.throughput:.1f} (steps+updates)/s "
+          f"(collect {log.env_steps / log.collect_seconds:.0f} steps/s)")  # fmt: skip
+    bcfg = BaselineConfig()
+    bco = BCO(video.frames.shape[1:], env.action_space, config=bcfg, seed=0)
+    start = time.perf_counter()
+    bco.learn(video, [make_minigrid_pixels() for _ in range(cfg.n_envs)], budget)
+    sec = time.perf_counter() - start
+    updates = bcfg.n_iters * (bcfg.idm_steps + bcfg.bc_steps)
+    bco_rate = (budget + updates) / sec
+    print(f"BCO loop (peer baseline): {budget} env steps + {updates} updates in {sec:.1f} s = {bco_rate:.1f} "
+          f"(steps+updates)/s | ratio BCV-LR/BCO {log.throughput / bco_rate:.2f}")  # fmt: skip
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, 1 thread")
+    bench_vq()
+    bench_pipeline()
+    print(f"peak memory (max RSS): {peak_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

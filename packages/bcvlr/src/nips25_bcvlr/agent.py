@@ -1,0 +1,525 @@
+"""The BCV-LR agent: pre-training from video (three stages) and the reward-free online loop."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from nips25_bcvlr._validation import check_int
+from nips25_bcvlr.config import BCVLRConfig
+from nips25_bcvlr.dynamics import LatentActionModel
+from nips25_bcvlr.encoder import ImpalaEncoder, scale_observations
+from nips25_bcvlr.online import ReplayBuffer, Rollout
+from nips25_bcvlr.policy import ActionDecoder, LatentPolicy
+from nips25_bcvlr.quantization import VQEMA
+from nips25_bcvlr.representation import CurlObjective, ProtoTemporalObjective
+from nips25_bcvlr.training import StageLog, fit
+from nips25_bcvlr.video import Video
+from nips25_shared import get_logger, progress
+
+__all__ = ["BCVLR", "OnlineLog"]
+
+log = get_logger(__name__)
+_CHUNK = 512
+
+
+@dataclass
+class OnlineLog:
+    """What the online loop did: steps, returns of the finished episodes, update counts and timings."""
+
+    env_steps: int = 0
+    updates: int = 0
+    episode_returns: list[float] = field(default_factory=list)
+    collect_seconds: float = 0.0
+    update_seconds: float = 0.0
+    per_iteration: list[dict[str, float]] = field(default_factory=list)
+
+    @property
+    def throughput(self) -> float:
+        """(environment steps + updates) per second of the loop's wall time."""
+        total = self.collect_seconds + self.update_seconds
+        return (self.env_steps + self.updates) / total if total > 0 else float("nan")
+
+
+def _space_info(action_space: gym.Space) -> tuple[int, bool]:
+    if isinstance(action_space, gym.spaces.Discrete):
+        return int(action_space.n), False
+    if isinstance(action_space, gym.spaces.Box) and len(action_space.shape) == 1:
+        return int(action_space.shape[0]), True
+    raise TypeError(f"action_space must be Discrete or a 1-D Box, got {action_space}")
+
+
+class BCVLR:
+    r"""Behaviour cloning from videos via latent representations (Liu, Li & Zhao, NeurIPS 2025).
+
+    :meth:`pretrain` runs, on an action-free and reward-free video: (1) self-supervised features
+    (:class:`CurlObjective` or :class:`ProtoTemporalObjective`); (2) the latent action model (IDM with VQ-EMA
+    latents and a feature-space FDM) on the frozen features; (3) pre-imitation of the latent policy
+    :math:`\mathrm{MSE}(\pi(o_t), \hat z_t)`. :meth:`online` then interacts without rewards: act with
+    :math:`D(\pi(o))`, fine-tune the IDM and the decoder :math:`D` on the collected transitions with
+    :math:`\mathrm{CE}(D(\mathrm{IDM}(o_{t-1:t+1})), a_t) + \alpha (L_{FDM} + L_{VQ})` (MSE for continuous actions),
+    and re-clone :math:`\pi` on the video with the updated IDM (BCV-LR, Alg. 1).
+
+    Args:
+        config: the hyper-parameters (:class:`BCVLRConfig`; presets via ``BCVLRConfig.preset``).
+        obs_shape: ``(3, H, W)`` of the observations.
+        action_space: ``Discrete(n)`` or a 1-D ``Box`` in ``[-1, 1]``.
+        seed: seeds the initial weights, minibatches and action sampling.
+        accelerator: an ``accelerate.Accelerator`` (a default one is made when ``None``).
+
+    Raises:
+        ValueError / TypeError: if ``obs_shape`` or ``action_space`` are not supported.
+
+    Example:
+        >>> import numpy as np, gymnasium as gym
+        >>> cfg = BCVLRConfig.preset("cpu", stage1_steps=1, stage2_steps=1, stage3_steps=1, stage1_batch=4)
+        >>> agent = BCVLR(cfg, obs_shape=(3, 12, 12), action_space=gym.spaces.Discrete(3))
+        >>> agent.predict(np.zeros((12, 12, 3), np.uint8)).shape
+        (1,)
+    """
+
+    def __init__(
+        self,
+        config: BCVLRConfig,
+        *,
+        obs_shape: tuple[int, int, int],
+        action_space: gym.Space,
+        seed: int = 0,
+        accelerator: Any = None,
+    ) -> None:
+        from accelerate import Accelerator
+
+        if not isinstance(config, BCVLRConfig):
+            raise TypeError(f"config must be a BCVLRConfig, got {type(config).__name__}")
+        if len(obs_shape) != 3 or obs_shape[0] != 3 or min(obs_shape[1:]) < 4:
+            raise ValueError(f"obs_shape must be (3, H, W) with H, W >= 4, got {obs_shape}")
+        check_int("seed", seed, minimum=0)
+        self.config = config
+        self.obs_shape = tuple(int(s) for s in obs_shape)
+        self.action_space = action_space
+        self.n_actions, self.continuous = _space_info(action_space)
+        self.seed = seed
+        self.accelerator = accelerator if accelerator is not None else Accelerator()
+        self.device = self.accelerator.device
+        torch.manual_seed(seed)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.rng = np.random.default_rng(seed)
+        hw = (self.obs_shape[1], self.obs_shape[2])
+        c = config
+        self.learned = c.feature_space == "learned"
+        self.encoder = ImpalaEncoder(3, c.encoder_channels, n_blocks=c.encoder_blocks)
+        self.objective: nn.Module | None = None
+        if self.learned:
+            self.objective = (
+                CurlObjective(
+                    self.encoder,
+                    self.obs_shape,  # type: ignore[arg-type]
+                    dim=c.curl_dim,
+                    tau=c.ema_tau,
+                    recon_weight=c.curl_recon_weight,
+                    pad=c.shift_pad,
+                )
+                if c.objective == "curl"
+                else ProtoTemporalObjective(
+                    self.encoder,
+                    self.obs_shape,  # type: ignore[arg-type]
+                    dim=c.proto_dim,
+                    n_protos=c.n_protos,
+                    temperature=c.proto_temperature,
+                    sinkhorn_iters=c.sinkhorn_iters,
+                    tau=c.ema_tau,
+                    pad=c.shift_pad,
+                )
+            )
+        feat_channels = c.encoder_channels if self.learned else 3
+        vq = VQEMA(
+            n_codebooks=c.n_codebooks,
+            n_latents=c.n_latents,
+            codebook_size=c.codebook_size,
+            dim=c.code_dim,
+            beta=c.vq_beta,
+            decay=c.vq_decay,
+            dead_code_threshold=c.dead_code_threshold,
+        )
+        self.lam = LatentActionModel(
+            feat_channels,
+            hw,
+            n_context=c.n_context,
+            idm_channels=c.idm_channels,
+            idm_hidden=c.idm_hidden,
+            fdm_base=c.fdm_base,
+            vq=vq,
+        )
+        policy_encoder = (
+            self.encoder if self.learned else ImpalaEncoder(3, c.encoder_channels, n_blocks=c.encoder_blocks)
+        )
+        self.policy = LatentPolicy(
+            policy_encoder,
+            hw,
+            latent_dim=c.latent_dim,
+            channels=c.policy_channels,
+            hidden=c.policy_hidden,
+            train_encoder=not self.learned,
+        )
+        if self.learned:
+            self.encoder.requires_grad_(True)  # frozen only after Stage 1
+        self.decoder = ActionDecoder(c.latent_dim, self.n_actions, hidden=c.decoder_hidden, continuous=self.continuous)
+        for module in self._modules():
+            module.to(self.device)
+        self.logs: dict[str, StageLog] = {}
+        self.video: Video | None = None
+        self._policy_opt: Any = None
+        self._finetune_opt: Any = None
+        self._policy_feats: torch.Tensor | None = None
+        self.pretrained = False
+
+    def _modules(self) -> list[nn.Module]:
+        mods: list[nn.Module] = [self.encoder, self.lam, self.policy, self.decoder]
+        return [*mods, self.objective] if self.objective is not None else mods
+
+    def _log(self, name: str, stage: StageLog) -> None:
+        self.logs.setdefault(name, StageLog()).extend(stage)
+
+    # ----------------------------------------------------------------------------------------------- features
+    @torch.no_grad()
+    def features(self, frames: torch.Tensor) -> torch.Tensor:
+        """Frozen features of ``(N, 3, H, W)`` uint8 frames: ``(N, C, H, W)`` (scaled pixels in pixel space)."""
+        out = []
+        for chunk in frames.split(_CHUNK):
+            obs = scale_observations(chunk.to(self.device))
+            out.append(self.encoder(obs) if self.learned else obs)
+        return torch.cat(out)
+
+    def _window_features(self, windows: torch.Tensor) -> torch.Tensor:
+        b, n = windows.shape[:2]
+        return self.features(windows.flatten(0, 1)).unflatten(0, (b, n))
+
+    def _prepare(self, params: Sequence[Any], lr: float) -> Any:
+        return self.accelerator.prepare(torch.optim.Adam(params, lr=lr))
+
+    # ----------------------------------------------------------------------------------------------- pretrain
+    def pretrain(self, video: Video, *, show_progress: bool = True) -> dict[str, float]:
+        """Stages 1-3 on an action-free video (its ``actions``, if any, are not read).
+
+        Args:
+            video: the expert video; its frames must match ``obs_shape``.
+            show_progress: progress bars per stage (silent under ``-q``).
+
+        Returns:
+            Final loss of each stage and the codebook perplexity on the video.
+
+        Raises:
+            TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
+        """
+        if not isinstance(video, Video):
+            raise TypeError(f"video must be a Video, got {type(video).__name__}")
+        if tuple(video.frames.shape[1:]) != self.obs_shape:
+            raise ValueError(f"video frames must be {self.obs_shape}, got {tuple(video.frames.shape[1:])}")
+        c = self.config
+        self.video = video
+        frames = torch.from_numpy(video.frames)
+        windows = torch.from_numpy(video.windows(c.n_context))
+        summary: dict[str, float] = {}
+        if self.learned and self.objective is not None and c.stage1_steps > 0:
+            obj = self.objective
+            params = [p for p in obj.parameters() if p.requires_grad]
+            opt = self._prepare(params, c.stage1_lr)
+            nxt = windows[:, -2:]  # (t, t+1) pairs for the temporal objective
+
+            def stage1_loss(idx: torch.Tensor) -> torch.Tensor:
+                if isinstance(obj, CurlObjective):
+                    return obj(scale_observations(frames[idx % len(frames)].to(self.device)), self.generator)
+                pair = nxt[idx % len(nxt)]
+                return obj(
+                    scale_observations(frames[pair[:, 0]].to(self.device)),
+                    scale_observations(frames[pair[:, 1]].to(self.device)),
+                    self.generator,
+                )
+
+            def target(step: int) -> None:
+                if (step + 1) % c.target_every == 0:
+                    obj.update_target()  # type: ignore[operator]
+
+            st = fit(stage1_loss, opt, params, accelerator=self.accelerator, n_steps=c.stage1_steps,
+                     n_items=len(frames), batch_size=c.stage1_batch, generator=self.generator, after_step=target,
+                     desc="stage 1: features", show_progress=show_progress)  # fmt: skip
+            self._log("stage1", st)
+            summary["stage1_loss"] = st.losses[-1]
+        if self.learned:
+            self.encoder.requires_grad_(False)
+        feats = self.features(frames)
+        lam_params = list(self.lam.parameters())
+        opt = self._prepare(lam_params, c.stage2_lr)
+        self.lam.train()
+
+        def stage2_loss(idx: torch.Tensor) -> torch.Tensor:
+            return self.lam(feats[windows[idx]]).loss
+
+        st = fit(stage2_loss, opt, lam_params, accelerator=self.accelerator, n_steps=c.stage2_steps,
+                 n_items=len(windows), batch_size=c.stage2_batch, generator=self.generator, grad_clip=c.grad_clip,
+                 desc="stage 2: latent actions", show_progress=show_progress)  # fmt: skip
+        self._log("stage2", st)
+        summary["stage2_loss"] = st.losses[-1] if st.losses else float("nan")
+        summary["perplexity"] = self.codebook_perplexity(video)
+        self._policy_feats = feats if self.learned else None
+        summary["stage3_loss"] = self._clone(c.stage3_steps, "stage3", show_progress=show_progress)
+        self.pretrained = True
+        return summary
+
+    @torch.no_grad()
+    def _latent_targets(self, feats_windows: torch.Tensor) -> torch.Tensor:
+        self.lam.eval()
+        out = torch.cat([self.lam.infer(w).z_q for w in feats_windows.split(_CHUNK)])
+        self.lam.train()
+        return out
+
+    def _video_windows_features(self) -> tuple[torch.Tensor, torch.Tensor]:
+        assert self.video is not None
+        windows = torch.from_numpy(self.video.windows(self.config.n_context))
+        feats = (
+            self._policy_feats if self._policy_feats is not None else self.features(torch.from_numpy(self.video.frames))
+        )
+        return windows, feats
+
+    def _clone(self, n_steps: int, name: str, *, show_progress: bool = False) -> float:
+        """Regress the latent policy on the IDM's current latent actions over the video (pre-imitation/re-clone)."""
+        c = self.config
+        windows, feats = self._video_windows_features()
+        targets = self._latent_targets(feats[windows])
+        frames = torch.from_numpy(self.video.frames) if self.video is not None else None
+        assert frames is not None
+        t_index = windows[:, -2]
+        params = [p for p in self.policy.parameters() if p.requires_grad]
+        if self._policy_opt is None:
+            self._policy_opt = self._prepare(params, c.stage3_lr)
+
+        def clone_loss(idx: torch.Tensor) -> torch.Tensor:
+            if self.learned:
+                pred = self.policy.head(feats[t_index[idx]])
+            else:
+                pred = self.policy(scale_observations(frames[t_index[idx]].to(self.device)))
+            return F.mse_loss(pred, targets[idx])
+
+        if n_steps == 0:
+            return float("nan")
+        st = fit(clone_loss, self._policy_opt, params, accelerator=self.accelerator, n_steps=n_steps,
+                 n_items=len(windows), batch_size=c.stage3_batch, generator=self.generator, grad_clip=c.grad_clip,
+                 desc="stage 3: latent policy", show_progress=show_progress)  # fmt: skip
+        self._log(name, st)
+        return st.losses[-1]
+
+    # ----------------------------------------------------------------------------------------------- latents
+    @torch.no_grad()
+    def latent_actions(self, video: Video) -> np.ndarray:
+        """Quantised latent action of every transition window of ``video``: ``(M, latent_dim)`` float32."""
+        if not isinstance(video, Video):
+            raise TypeError(f"video must be a Video, got {type(video).__name__}")
+        feats = self.features(torch.from_numpy(video.frames))
+        windows = torch.from_numpy(video.windows(self.config.n_context))
+        return self._latent_targets(feats[windows]).cpu().numpy()
+
+    @torch.no_grad()
+    def codebook_perplexity(self, video: Video) -> float:
+        r"""Mean over codebooks of :math:`\exp H` of the code usage on ``video`` (collapse diagnostic; max ``K``)."""
+        feats = self.features(torch.from_numpy(video.frames))
+        windows = torch.from_numpy(video.windows(self.config.n_context))
+        self.lam.eval()
+        idx = torch.cat([self.lam.infer(feats[w]).indices for w in windows.split(_CHUNK)])
+        self.lam.train()
+        usage = F.one_hot(idx, self.config.codebook_size).float().mean((0, 1))  # (G, K)
+        return float(torch.exp(-(usage * torch.log(usage + 1e-10)).sum(-1)).mean())
+
+    # ----------------------------------------------------------------------------------------------- acting
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, *, deterministic: bool = False) -> np.ndarray:
+        """Actions for ``(B, 3, H, W)`` uint8 observations: sample (or mode of) :math:`D(\\pi(o))`."""
+        z = self.policy(scale_observations(obs).to(self.device))
+        out = self.decoder(z)
+        if self.continuous:
+            if deterministic:
+                return out.cpu().numpy()
+            noise = torch.randn(out.shape, generator=self.generator).to(out.device)
+            return (out + self.config.action_std * noise).clamp(-1.0, 1.0).cpu().numpy()
+        if deterministic:
+            return out.argmax(-1).cpu().numpy()
+        return torch.multinomial(F.softmax(out, -1).cpu(), 1, generator=self.generator).squeeze(-1).numpy()
+
+    def predict(self, obs: np.ndarray, *, deterministic: bool = True) -> np.ndarray:
+        """SB3-style prediction for ``(H, W, 3)`` or ``(B, H, W, 3)`` uint8 observations as the env returns them.
+
+        Returns:
+            ``(B,)`` int actions (discrete) or ``(B, A)`` float actions (continuous).
+
+        Raises:
+            ValueError / TypeError: if ``obs`` is not uint8 pixels of the agent's observation shape.
+        """
+        arr = np.asarray(obs)
+        if arr.dtype != np.uint8:
+            raise TypeError(f"obs must be uint8 pixels, got dtype {arr.dtype}")
+        if arr.ndim == 3:
+            arr = arr[None]
+        expected = (self.obs_shape[1], self.obs_shape[2], 3)
+        if arr.ndim != 4 or arr.shape[1:] != expected or arr.shape[0] == 0:
+            raise ValueError(f"obs must be {expected} or (B, *{expected}) with B >= 1, got {np.asarray(obs).shape}")
+        return self.act(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)), deterministic=deterministic)
+
+    def _random_actions(self, n: int) -> np.ndarray:
+        if self.continuous:
+            return self.rng.uniform(-1, 1, size=(n, self.n_actions)).astype(np.float32)
+        return self.rng.integers(self.n_actions, size=n)
+
+    # ----------------------------------------------------------------------------------------------- online
+    def _finetune(self, replay: ReplayBuffer) -> StageLog:
+        c = self.config
+        assert replay.windows is not None and replay.actions is not None
+        windows, actions = replay.windows, replay.actions.to(self.device)
+        if c.finetune_idm:
+            params = [*self.lam.parameters(), *self.decoder.parameters()]
+            if self._finetune_opt is None:
+                self._finetune_opt = self.accelerator.prepare(
+                    torch.optim.Adam(
+                        [
+                            {"params": list(self.lam.parameters()), "lr": c.finetune_lr},
+                            {"params": list(self.decoder.parameters()), "lr": c.decoder_lr},
+                        ]
+                    )
+                )
+        else:
+            params = list(self.decoder.parameters())
+            if self._finetune_opt is None:
+                self._finetune_opt = self._prepare(params, c.decoder_lr)
+
+        def action_loss(pred: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+            if self.continuous:
+                return F.mse_loss(pred, actions[idx].float())
+            return F.cross_entropy(pred, actions[idx].long())
+
+        def finetune_loss(idx: torch.Tensor) -> torch.Tensor:
+            feats = self._window_features(windows[idx])
+            if c.finetune_idm:
+                out = self.lam(feats)
+                return action_loss(self.decoder(out.vq.z_q), idx) + c.alpha * out.loss
+            with torch.no_grad():
+                self.lam.eval()
+                z = self.lam.infer(feats).z_q
+                self.lam.train()
+            return action_loss(self.decoder(z), idx)
+
+        return fit(finetune_loss, self._finetune_opt, params, accelerator=self.accelerator, n_steps=c.idm_updates,
+                   n_items=len(replay), batch_size=c.finetune_batch, generator=self.generator,
+                   grad_clip=c.grad_clip)  # fmt: skip
+
+    def online(self, envs: gym.Env | Sequence[gym.Env], total_steps: int, *, show_progress: bool = True) -> OnlineLog:
+        """The reward-free online loop: act, fine-tune IDM and decoder on the replay, re-clone on the video.
+
+        Each iteration takes ``steps_per_iter`` steps in every env (so ``len(envs) * steps_per_iter``
+        interactions), then ``idm_updates`` fine-tuning updates and ``reclone_steps`` re-cloning updates; it stops
+        once ``total_steps`` interactions are spent. Rewards are never read (they are only summed for the log).
+
+        Args:
+            envs: one env or a list (``config.n_envs`` is the recommended count); observations ``(H, W, 3)`` uint8.
+            total_steps: interaction budget, ``>= 1``.
+            show_progress: progress bar over iterations.
+
+        Returns:
+            The :class:`OnlineLog`.
+
+        Raises:
+            RuntimeError: if called before :meth:`pretrain`.
+            ValueError: if ``total_steps < 1`` or the envs' spaces do not match the agent.
+        """
+        if not self.pretrained:
+            raise RuntimeError("online() needs a pre-trained agent: call pretrain(video) first")
+        check_int("total_steps", total_steps)
+        if self.video is None and self.config.reclone and self.config.finetune_idm:
+            raise RuntimeError("online() re-clones on the video: call pretrain(video) on this agent first")
+        env_list = [envs] if isinstance(envs, gym.Env) else list(envs)
+        for env in env_list:
+            if env.action_space != self.action_space:
+                raise ValueError(f"envs must have action_space {self.action_space}, got {env.action_space}")
+        c = self.config
+        rollout = Rollout(env_list, n_context=c.n_context, seed=self.seed)
+        replay = ReplayBuffer(c.buffer_size)
+        result = OnlineLog()
+        per_iter = len(env_list) * c.steps_per_iter
+        n_iters = -(-total_steps // per_iter)
+        iterations = progress(range(n_iters), total=n_iters, desc="online") if show_progress else range(n_iters)
+        for _ in iterations:
+            steps = min(c.steps_per_iter, -(-(total_steps - result.env_steps) // len(env_list)))
+            start = time.perf_counter()
+
+            def act(obs: np.ndarray) -> np.ndarray:
+                if result.env_steps < c.random_steps:
+                    return self._random_actions(len(obs))
+                return self.act(obs)
+
+            batch = rollout.collect(act, steps)
+            result.env_steps += len(batch.actions)
+            replay.add(batch)
+            result.collect_seconds += time.perf_counter() - start
+            start = time.perf_counter()
+            ft = self._finetune(replay)
+            self._log("finetune", ft)
+            if c.reclone and c.finetune_idm and c.reclone_steps > 0:
+                self._clone(c.reclone_steps, "reclone")
+            result.update_seconds += time.perf_counter() - start
+            result.updates += len(ft.losses) + (c.reclone_steps if c.reclone and c.finetune_idm else 0)
+            result.per_iteration.append({"env_steps": result.env_steps, "finetune_loss": ft.losses[-1]})
+        result.episode_returns = list(rollout.episode_returns)
+        return result
+
+    # ----------------------------------------------------------------------------------------------- io
+    def state_dict(self) -> dict[str, Any]:
+        """Config, shapes and every module's weights (plain tensors and built-in types)."""
+        return {
+            "config": dataclasses.asdict(self.config),
+            "obs_shape": list(self.obs_shape),
+            "n_actions": self.n_actions,
+            "continuous": self.continuous,
+            "modules": {
+                "encoder": self.encoder.state_dict(),
+                "lam": self.lam.state_dict(),
+                "policy": self.policy.state_dict(),
+                "decoder": self.decoder.state_dict(),
+            },
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write :meth:`state_dict` with ``torch.save``; returns the path."""
+        path = Path(path)
+        torch.save(self.state_dict(), path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, *, accelerator: Any = None) -> BCVLR:
+        """Rebuild an agent saved with :meth:`save` (weights only; the video is not stored).
+
+        Raises:
+            FileNotFoundError: if ``path`` does not exist.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"path: no checkpoint at {path}")
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        cfg: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in state["config"].items()}
+        n = state["n_actions"]
+        space: gym.Space = (
+            gym.spaces.Box(-1.0, 1.0, (n,), np.float32) if state["continuous"] else gym.spaces.Discrete(n)
+        )
+        agent = cls(
+            BCVLRConfig(**cfg), obs_shape=tuple(state["obs_shape"]), action_space=space, accelerator=accelerator
+        )
+        for name in ("encoder", "lam", "policy", "decoder"):
+            getattr(agent, name).load_state_dict(state["modules"][name])
+        agent.pretrained = True
+        return agent

@@ -1,0 +1,149 @@
+"""Pixel environments that run offline: MiniGrid (discrete) and a numpy-rendered point mass (continuous)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from nips25_bcvlr._validation import check_int, check_real
+
+__all__ = ["MiniGridPixels", "PointMassPixels", "make_minigrid_pixels"]
+
+
+class MiniGridPixels(gym.ObservationWrapper):
+    """Full-grid RGB pixels of a MiniGrid env as ``(H, W, 3)`` uint8, with the three navigation actions.
+
+    Actions: 0 turn left, 1 turn right, 2 forward (MiniGrid's own first three); the others (pickup, drop,
+    toggle, done) do nothing in empty rooms and are left out. With ``crop_walls`` the constant outer ring of wall
+    tiles is cut off (a 6x6 room at 5 px per tile gives 20x20 frames).
+    """
+
+    def __init__(self, env: gym.Env, *, tile_size: int = 5, crop_walls: bool = True) -> None:
+        from minigrid.wrappers import RGBImgObsWrapper
+
+        super().__init__(RGBImgObsWrapper(env, tile_size=tile_size))
+        self.crop = tile_size if crop_walls else 0
+        image_space: Any = self.env.observation_space
+        h, w, _ = image_space["image"].shape
+        shape = (h - 2 * self.crop, w - 2 * self.crop, 3)
+        self.observation_space = gym.spaces.Box(0, 255, shape, np.uint8)
+        self.action_space = gym.spaces.Discrete(3)
+
+    def observation(self, observation: dict[str, Any]) -> np.ndarray:
+        img = np.asarray(observation["image"], dtype=np.uint8)
+        if self.crop:
+            img = img[self.crop : -self.crop, self.crop : -self.crop]
+        return np.ascontiguousarray(img)
+
+
+def make_minigrid_pixels(
+    env_id: str = "MiniGrid-Empty-Random-6x6-v0", *, tile_size: int = 5, crop_walls: bool = True
+) -> MiniGridPixels:
+    """Make a MiniGrid env with full-grid pixel observations (``RGBImgObsWrapper``) and 3 actions.
+
+    The agent's view-cone highlight is switched off (``highlight=False``), so a frame shows the room, the goal
+    and the agent only.
+
+    Args:
+        env_id: a registered MiniGrid id (default: 6x6 empty room, random start, 4x4 free cells).
+        tile_size: pixels per grid cell, ``>= 2``.
+        crop_walls: cut off the outer wall ring (6x6 x 5 px: 20x20 frames instead of 30x30).
+
+    Returns:
+        A gymnasium env with ``(H, W, 3)`` uint8 observations and ``Discrete(3)`` actions.
+
+    Raises:
+        ValueError: if ``env_id`` is not a registered MiniGrid id or ``tile_size < 2``.
+
+    Example:
+        >>> make_minigrid_pixels().observation_space.shape
+        (20, 20, 3)
+    """
+    import minigrid  # noqa: F401  (registers the MiniGrid ids)
+
+    check_int("tile_size", tile_size, minimum=2)
+    if not isinstance(env_id, str) or env_id not in gym.registry or not env_id.startswith("MiniGrid-"):
+        raise ValueError(f"env_id must be a registered MiniGrid id such as 'MiniGrid-Empty-6x6-v0', got {env_id!r}")
+    return MiniGridPixels(gym.make(env_id, highlight=False), tile_size=tile_size, crop_walls=crop_walls)
+
+
+class PointMassPixels(gym.Env):
+    r"""A 2-D point mass rendered to pixels with numpy, after dm_control's ``point_mass`` (continuous control).
+
+    State :math:`(x, v) \in [-1, 1]^2 \times \mathbb{R}^2`; action :math:`a \in [-1, 1]^2`; semi-implicit Euler
+    :math:`v \leftarrow (1 - c\,\Delta t) v + g\,a\,\Delta t`, :math:`x \leftarrow \mathrm{clip}(x + v\,\Delta t)`
+    (the velocity component into a wall is zeroed). Reward is dm_control's ``tolerance``: 1 inside the target
+    (radius ``target_size`` at the origin), a Gaussian fall-off with margin ``target_size`` outside. Episodes
+    last ``max_steps``; the start is uniform in the arena with zero velocity. The frame shows the target (green)
+    and the mass (red); as in the paper's continuous setting, the velocity is only visible from frame pairs.
+
+    Args:
+        size: frame side in pixels.
+        max_steps: episode length.
+        dt: time step; damping ``c`` and gain ``g`` set the dynamics.
+        target_size: target radius (dm_control easy: 0.015 in a 0.3 arena, i.e. 0.05 of the half-width; we use a
+            larger default for the small frames).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"]}  # type: ignore[misc]
+
+    def __init__(
+        self,
+        *,
+        size: int = 32,
+        max_steps: int = 60,
+        dt: float = 0.1,
+        damping: float = 2.0,
+        gain: float = 2.0,
+        target_size: float = 0.15,
+    ) -> None:
+        self.size = check_int("size", size, minimum=8)
+        self.max_steps = check_int("max_steps", max_steps)
+        self.dt = check_real("dt", dt, low=0.0, low_open=True)
+        self.damping = check_real("damping", damping, low=0.0)
+        self.gain = check_real("gain", gain, low=0.0, low_open=True)
+        self.target_size = check_real("target_size", target_size, low=0.0, high=1.0, low_open=True)
+        self.observation_space = gym.spaces.Box(0, 255, (size, size, 3), np.uint8)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+        self.render_mode = "rgb_array"
+        grid = (np.arange(size) + 0.5) / size * 2 - 1
+        self._yy, self._xx = np.meshgrid(grid, grid, indexing="ij")
+        self.pos = np.zeros(2)
+        self.vel = np.zeros(2)
+        self.steps = 0
+
+    def _disc(self, centre: np.ndarray, radius: float) -> np.ndarray:
+        return (self._xx - centre[0]) ** 2 + (self._yy - centre[1]) ** 2 <= radius**2
+
+    def render(self) -> np.ndarray:  # type: ignore[override]
+        img = np.full((self.size, self.size, 3), 40, np.uint8)
+        img[self._disc(np.zeros(2), self.target_size)] = (60, 200, 60)
+        img[self._disc(self.pos, 0.12)] = (230, 60, 60)
+        return img
+
+    def reward(self) -> float:
+        """dm_control ``tolerance(d, bounds=(0, r), margin=r)`` with a Gaussian sigmoid (value 0.1 at the margin)."""
+        d = float(np.linalg.norm(self.pos))
+        if d <= self.target_size:
+            return 1.0
+        x = (d - self.target_size) / self.target_size
+        return float(np.exp(-0.5 * (x * np.sqrt(-2 * np.log(0.1))) ** 2))
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.pos = self.np_random.uniform(-0.8, 0.8, size=2)
+        self.vel = np.zeros(2)
+        self.steps = 0
+        return self.render(), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        a = np.clip(np.asarray(action, dtype=np.float64).reshape(2), -1.0, 1.0)
+        self.vel = (1 - self.damping * self.dt) * self.vel + self.gain * a * self.dt
+        new = self.pos + self.vel * self.dt
+        hit = np.abs(new) > 1.0
+        self.vel[hit] = 0.0
+        self.pos = np.clip(new, -1.0, 1.0)
+        self.steps += 1
+        return self.render(), self.reward(), False, self.steps >= self.max_steps, {}

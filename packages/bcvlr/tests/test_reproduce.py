@@ -1,0 +1,24 @@
+"""Smoke test of the headline experiment in its tiny profile: the report's structure, claims computed."""
+
+from __future__ import annotations
+
+import json
+
+from nips25_bcvlr.cli import main
+
+from nips25_shared import load_report
+
+
+def test_reproduce_tiny_profile_writes_a_complete_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert main(["reproduce", "--profile", "tiny", "--out", str(tmp_path), "-q"]) == 0
+    report = load_report(tmp_path / "results.json")
+    ids = {c.id for c in report.claims}
+    assert ids == {"bcvlr-near-expert-and-beats-bco", "latent-actions-predict-true-actions",
+                   "online-finetuning-ablation"}  # fmt: skip
+    for claim in report.claims:
+        assert isinstance(claim.holds, bool) and claim.criterion and claim.measured is not None
+    measured = report.claims[0].measured["mean_normalized_return"]
+    assert set(measured) == {"bcvlr", "bcvlr_no_finetune", "lapo_lite", "bco", "ppo", "bc_true_actions"}
+    assert all(isinstance(v, float) for v in measured.values())
+    assert (tmp_path / report.figures[0]).is_file()
+    assert json.loads((tmp_path / "results.json").read_text())["profile"] == "tiny"
