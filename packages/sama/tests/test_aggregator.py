@@ -186,3 +186,20 @@ def test_aggregator_bad_inputs(tiny_config):
         ContextInjector(4, 4)(torch.randn(3, 3, 4), torch.randn(2, 2, 4))
     with pytest.raises(TypeError, match="config"):
         SpatioTemporalAggregator("1b")  # type: ignore[arg-type]
+
+
+def test_aggregator_rejects_unused_region_inputs_and_soft_text_mask(tiny_config):
+    """Review finding: region features given for prompts without ``<mask>``/``<pos>`` were silently dropped, and a
+    non-0/1 text_mask was used as is. Both now raise; ``<mask>`` without region inputs (the ablation) still runs."""
+    cfg = tiny_config()
+    agg = SpatioTemporalAggregator(cfg).eval()
+    x = torch.randn(3, 16, 12)
+    plain = torch.tensor([[101, 2000, 102]])
+    rv, rs = torch.randn(1, 1, 12), torch.ones(1, 1, 8, 8)
+    with pytest.raises(ValueError, match="no <mask>"):
+        agg(x, plain, region_visual=rv, region_shape=rs)
+    with pytest.raises(ValueError, match="text_mask"):
+        agg(x, plain, torch.full_like(plain, 5))
+    ids = torch.tensor([[101, cfg.visual_token_id, cfg.shape_token_id, 102]])
+    assert agg(x, ids, region_visual=rv, region_shape=rs).shape == (1, 3, 12)
+    assert agg(x, ids).shape == (1, 3, 12)

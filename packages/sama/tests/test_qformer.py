@@ -100,15 +100,19 @@ def test_region_features_land_exactly_at_region_tokens(tiny_config):
 
 
 def test_region_injection_changes_only_prompts_with_regions(tiny_config):
-    """A prompt without <mask> gives the same context with or without region inputs."""
+    """A prompt without <mask> gives the same context with or without region inputs (in a batch where another prompt
+    carries the region; region inputs with no <mask> anywhere are rejected, see test_aggregator)."""
     torch.manual_seed(5)
     agg = SpatioTemporalAggregator(tiny_config()).eval()
     x = torch.randn(2, 16, 12)
-    plain = torch.tensor([[101, 2054, 102]])
-    rv, rs = torch.randn(1, 1, 12), torch.ones(1, 1, 8, 8)
-    torch.testing.assert_close(agg(x, plain, region_visual=rv, region_shape=rs), agg(x, plain))
     referring = torch.tensor([[101, 30523, 30524]])
-    assert not torch.allclose(agg(x, referring, region_visual=rv, region_shape=rs), agg(x, referring))
+    batch = torch.tensor([[101, 2054, 102], [101, 30523, 30524]])
+    rv, rs = torch.randn(2, 1, 12), torch.ones(2, 1, 8, 8)
+    with_regions = agg(x, batch, region_visual=rv, region_shape=rs)
+    without = agg(x, batch)
+    torch.testing.assert_close(with_regions[0], without[0])
+    assert not torch.allclose(with_regions[1], without[1])
+    assert not torch.allclose(agg(x, referring, region_visual=rv[1:], region_shape=rs[1:]), agg(x, referring))
 
 
 def test_inject_region_features_bad_inputs():

@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from nips25_sama.aggregator import ContextInjector, SpatioTemporalAggregator, TokenBudget, split_windows, token_budget
 from nips25_sama.config import MODEL_WIDTHS, QFormerConfig, SAMAConfig
+from nips25_sama.grounding import GroundingHead, GroundingLoss, GroundingLossConfig
 from nips25_sama.qformer import QFormer, inject_region_features
 from nips25_sama.region import RegionEncoder, mask_pooling, mask_to_box, prepare_region_inputs, shape_mask
 
@@ -19,6 +20,9 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 __all__ = [
     "MODEL_WIDTHS",
     "ContextInjector",
+    "GroundingHead",
+    "GroundingLoss",
+    "GroundingLossConfig",
     "QFormer",
     "QFormerConfig",
     "RegionEncoder",

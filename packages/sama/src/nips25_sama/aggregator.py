@@ -245,7 +245,9 @@ class SpatioTemporalAggregator(nn.Module):
             ``(P, T, C)`` (or ``(B, P, T, C)``) context tokens, the 32 ``<IMG_CONTEXT>`` slots after the dense frames.
 
         Raises:
-            ValueError: on shape mismatches, NaN/inf, or only one of the two region inputs.
+            ValueError: on shape mismatches, NaN/inf, a non-0/1 ``text_mask``, only one of the two region inputs, or
+                region inputs with no ``<mask>``/``<pos>`` token in ``text_ids`` (they would be silently unused).
+                Prompts with ``<mask>`` tokens and no region inputs are allowed (the no-injection ablation).
             TypeError: on wrong dtypes.
         """
         cfg = self.config
@@ -271,6 +273,8 @@ class SpatioTemporalAggregator(nn.Module):
             check_tensor("text_mask", text_mask, ndim=(2, 3), floating=None)
             if tuple(text_mask.shape) != tuple(text_ids.shape):
                 raise ValueError(f"text_mask must have shape {tuple(text_ids.shape)}, got {tuple(text_mask.shape)}")
+            if text_mask.numel() and not bool(((text_mask == 0) | (text_mask == 1)).all()):
+                raise ValueError("text_mask must hold only 0 (padding) and 1 (token)")
             mask = text_mask if batched else text_mask.unsqueeze(0)
         region = None
         if (region_visual is None) != (region_shape is None):
@@ -283,6 +287,11 @@ class SpatioTemporalAggregator(nn.Module):
                 raise ValueError(f"region_visual must start with {(b, p) if batched else (p,)}, got "
                                  f"{tuple(region_visual.shape)}")  # fmt: skip
             vis, shp = self.region_encoder(rv, rs)  # (B, P, R, H)
+            if not bool((ids == cfg.visual_token_id).any()) or not bool((ids == cfg.shape_token_id).any()):
+                raise ValueError(
+                    f"region_visual/region_shape were given but text_ids hold no <mask> ({cfg.visual_token_id}) and "
+                    f"<pos> ({cfg.shape_token_id}) tokens to carry them: write each region as <vp><mask><pos></vp>"
+                )
             region = {
                 cfg.visual_token_id: vis.reshape(b * p, *vis.shape[2:]),
                 cfg.shape_token_id: shp.reshape(b * p, *shp.shape[2:]),

@@ -243,7 +243,7 @@ def jandf(pred: Any, gt: Any, *, bound_th: float = 0.008) -> tuple[float, float,
         ``(J, F, (J + F) / 2)``.
 
     Raises:
-        ValueError: if the shapes differ, masks are not binary, or ``bound_th <= 0``.
+        ValueError: if the shapes differ, masks are not binary, or ``bound_th`` is not a finite number > 0.
 
     Example:
         >>> m = np.zeros((1, 8, 8), bool); m[0, 2:6, 2:6] = True
@@ -256,8 +256,8 @@ def jandf(pred: Any, gt: Any, *, bound_th: float = 0.008) -> tuple[float, float,
         raise ValueError(f"pred {p.shape} and gt {g.shape} must have the same shape")
     if p.size == 0:
         raise ValueError("pred must be non-empty")
-    if not bound_th > 0:
-        raise ValueError(f"bound_th must be > 0, got {bound_th}")
+    if isinstance(bound_th, bool) or not isinstance(bound_th, (int, float)) or not 0 < bound_th < np.inf:
+        raise ValueError(f"bound_th must be a finite number > 0, got {bound_th!r}")
     if p.ndim == 2:
         p, g = p[None], g[None]
     js, fs = [], []
