@@ -19,7 +19,12 @@ def test_reproduce_tiny_profile_report_structure(tmp_path):
     """The tiny profile runs every method and computes every claim (not asserting that they hold)."""
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     assert report.package == "gradspo" and report.profile == "tiny"
-    assert [c.id for c in report.claims] == ["reward-ordering", "gradspo-lower-variance", "no-collapse"]
+    assert [c.id for c in report.claims] == [
+        "reward-ordering",
+        "gradspo-lower-variance",
+        "gradspo-lower-iteration-variance",
+        "no-collapse",
+    ]
     for c in report.claims:
         assert isinstance(c.holds, bool) and c.criterion
     measured = report.claims[0].measured

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 from nips25_gradspo import EMA, TrainerConfig, adapters_disabled, add_unet_lora, digits_unet, lora_parameters
-from nips25_gradspo.diagnostics import gradient_relative_variance, mmd2
+from nips25_gradspo.diagnostics import gradient_relative_variance, mmd2, paired_gradient_variance
 
 
 def _cond(b: int = 3) -> dict[str, torch.Tensor]:
@@ -150,3 +150,31 @@ def test_mmd2_known_answers():
         mmd2(torch.zeros(1, 2), b[:, :2])
     with pytest.raises(ValueError, match="finite"):
         mmd2(torch.full((3, 4), math.nan), b)
+
+
+def test_paired_variance_same_samples_noise_and_parameters(digits_trainer_factory):
+    """Review finding: the variance claim compared each method at its own trained model and sampler (different states,
+    noise and parameters). On the same samples, noise and parameters at theta = ref, both closed forms make the
+    per-pair gradient (n_w - n_l)-proportional with one weight per step, so the scale-free per-step relative variance
+    of GradSPO and SPO must coincide; the step-mixing iteration gradient differs (weights differ per step); DPO runs
+    in the same measurement."""
+    trainers = {m: digits_trainer_factory(m, seed=2, last_step_all_valid="no") for m in ("gradspo", "spo", "dpo")}
+    out = paired_gradient_variance(trainers, _cond(3), n_resamples=4, seed=5)
+    g, s, d = out["gradspo"], out["spo"], out["dpo"]
+    assert g["timestep"] == s["timestep"] == d["timestep"]
+    assert g["valid_fraction"] == s["valid_fraction"]  # same candidates, same scores, same pairs
+    finite = [i for i, v in enumerate(s["relative_variance"]) if math.isfinite(v)]
+    assert finite
+    for i in finite:
+        assert g["relative_variance"][i] == pytest.approx(s["relative_variance"][i], rel=1e-4)
+    assert all(math.isfinite(v) and v >= 0 for v in d["relative_variance"])
+    assert len(g["iteration_relative_variance"]) == 1 and math.isnan(d["alignment"][0])
+
+
+def test_paired_variance_rejects_different_parameters(digits_trainer_factory):
+    a, b = digits_trainer_factory("gradspo", seed=0), digits_trainer_factory("spo", seed=0)
+    b.step(_cond(), generator=torch.Generator().manual_seed(1))
+    with pytest.raises(ValueError, match="different weights"):
+        paired_gradient_variance({"gradspo": a, "spo": b}, _cond(2), n_resamples=2)
+    with pytest.raises(ValueError, match="at least two"):
+        paired_gradient_variance({"gradspo": a}, _cond(2), n_resamples=2)

@@ -8,7 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from nips25_gradspo.candidates import antithetic_noise, ddim_candidates, ddim_mean, select_pair, validity_margin
 from nips25_gradspo.denoisers import ClassDenoiser, Cond, Denoiser, TextDenoiser, index_cond, repeat_cond
-from nips25_gradspo.diagnostics import gradient_relative_variance, mmd2
+from nips25_gradspo.diagnostics import gradient_relative_variance, mmd2, paired_gradient_variance
 from nips25_gradspo.digits import (
     NULL_CLASS,
     DigitsSplit,
@@ -76,6 +76,7 @@ __all__ = [
     "load_sd_pipeline",
     "lora_parameters",
     "mmd2",
+    "paired_gradient_variance",
     "pretrain_digits_unet",
     "repeat_cond",
     "save_lora",

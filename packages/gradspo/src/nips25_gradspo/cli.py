@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             run_reproduce(reproduce, args)
-        except (FileNotFoundError, NotImplementedError) as err:
+        except (FileNotFoundError, ValueError) as err:  # missing or malformed local inputs of --profile paper
             parser.error(str(err))
         return 0
     checks = {

@@ -12,10 +12,10 @@ import math
 import torch
 
 from nips25_gradspo.candidates import antithetic_noise, ddim_candidates, ddim_mean, select_pair
-from nips25_gradspo.denoisers import Cond, index_cond
+from nips25_gradspo.denoisers import Cond, index_cond, repeat_cond
 from nips25_gradspo.trainer import PairBatch, StepwiseTrainer
 
-__all__ = ["gradient_relative_variance", "mmd2"]
+__all__ = ["gradient_relative_variance", "mmd2", "paired_gradient_variance"]
 
 
 def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
@@ -24,75 +24,165 @@ def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
     ])  # fmt: skip
 
 
+def _relvar(g: torch.Tensor) -> float:
+    """``tr Cov / ||mean||^2`` of the rows of ``g`` (``inf`` when the mean gradient is exactly zero)."""
+    g = g.double()
+    norm2 = float(g.mean(0).pow(2).sum())
+    return float(g.var(0, unbiased=True).sum()) / norm2 if norm2 > 0 else math.inf
+
+
+@torch.no_grad()
+def _continue_to_x0(
+    trainer: StepwiseTrainer, x: torch.Tensor, i: int, cond: Cond, generator: torch.Generator
+) -> torch.Tensor:
+    """Plain DDIM (eta = 1) from state ``x`` at step ``i`` to ``x_0`` with the trainer's sampler model."""
+    steps = trainer.scheduler.timesteps.tolist()
+    with trainer.sampler_model():
+        for t in steps[i:]:
+            tt = torch.full((x.shape[0],), t, dtype=torch.long, device=x.device)
+            mean, sigma = ddim_mean(trainer.scheduler, trainer.denoiser(x, tt, cond), x, t)
+            x = mean + sigma * torch.randn(x.shape, generator=generator).to(x.device)
+    return x
+
+
+def _dpo_pairs_from(trainer: StepwiseTrainer, rows: PairBatch, i: int, t: int, generator: torch.Generator) -> PairBatch:
+    """Diffusion-DPO's pair for the fixed states ``rows.x_t``: ``K`` continuations to ``x_0``, best/worst by the
+    final reward, both noised to the bucket's timestep ``t`` with one shared noise."""
+    k = trainer.config.num_candidates
+    b = rows.x_t.shape[0]
+    with torch.no_grad():
+        finals = _continue_to_x0(trainer, rows.x_t.repeat(k, 1, 1, 1), i, repeat_cond(rows.cond, k), generator)
+        xs = finals.reshape(k, b, *rows.x_t.shape[1:])
+        iw, il, _ = select_pair(trainer._score(xs, 0, rows.cond, True), threshold=0.0, final_step=True)
+        ar = torch.arange(b)
+        noise = torch.randn(rows.x_t.shape, generator=generator).to(rows.x_t.device)
+        nw, nl = (trainer.scheduler.add_noise(x, noise, rows.t) for x in (xs[iw, ar], xs[il, ar]))
+    ones = torch.ones(b, dtype=torch.bool, device=rows.x_t.device)
+    return PairBatch(nw, rows.t, rows.cond, torch.zeros_like(nw), noise, noise, nw, nl, ones, rows.step)
+
+
 def gradient_relative_variance(
     trainer: StepwiseTrainer, cond: Cond, *, n_resamples: int = 32, generator: torch.Generator
 ) -> dict[str, list[float]]:
     r"""Per DDIM step (from ``divert_start_step``): relative variance of the LoRA gradient over candidate draws,
-    and the mean cosine between the winner noise and the reward gradient :math:`\nabla_{x_{t'}} r(\mu_t, t', c)`.
+    the relative variance of the whole iteration's gradient, and the mean cosine between the winner noise and the
+    reward gradient :math:`\nabla_{x_{t'}} r(\mu_t, t', c)`.
 
     The states :math:`x_t` come from one rollout of the trainer's sampler; each resample draws ``K`` fresh
     candidates at every state, selects pairs with the trainer's rule and back-propagates the method's loss
-    (mean over states, invalid pairs counting as zero). The model is not updated.
+    (mean over states, invalid pairs counting as zero). The model is not updated. For Diffusion-DPO a resample
+    continues ``K`` trajectories from the same state to :math:`x_0`, keeps the best and worst, and noises both to
+    the step's timestep with one shared noise (its pairs are whole trajectories).
+
+    Two trainers with the same weights, method-independent sampler (e.g. both freshly initialised, where EMA =
+    current) and equal ``generator`` seeds see the same states and the same candidate noise (common random
+    numbers; see :func:`paired_gradient_variance`).
 
     Args:
-        trainer: a GradSPO or SPO :class:`~nips25_gradspo.trainer.StepwiseTrainer`.
+        trainer: a :class:`~nips25_gradspo.trainer.StepwiseTrainer` (``"gradspo"``, ``"spo"`` or ``"dpo"``).
         cond: conditioning of the fixed states (batch ``B >= 1``).
         n_resamples: candidate draws per step (>= 2).
         generator: torch generator.
 
     Returns:
-        ``{"timestep": [...], "relative_variance": [...], "valid_fraction": [...], "alignment": [...]}``, one
-        entry per recorded step.
+        ``{"timestep", "relative_variance", "valid_fraction", "alignment"}`` (one entry per recorded step;
+        ``alignment`` is ``nan`` for DPO) and ``"iteration_relative_variance"`` (one value: the gradient of the
+        mean loss over all recorded steps, per resample).
 
     Raises:
-        ValueError: if ``n_resamples < 2`` or the trainer's method is Diffusion-DPO.
+        ValueError: if ``n_resamples < 2``.
     """
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 2:
         raise ValueError(f"n_resamples must be an int >= 2, got {n_resamples!r}")
     cfg = trainer.config
-    if cfg.method == "dpo":
-        raise ValueError("trainer: gradient_relative_variance needs a stepwise method ('gradspo' or 'spo')")
     _, base = trainer.sample(cond, generator=generator)
     assert base is not None
     out: dict[str, list[float]] = {"timestep": [], "relative_variance": [], "valid_fraction": [], "alignment": []}
     last = cfg.num_inference_steps - 1
+    per_step: list[torch.Tensor] = []
     for i in sorted(set(base.step.tolist())):
         rows = base.select((base.step == i).nonzero().flatten())
         t = int(rows.t[0])
         t_prev = trainer._prev_t(t)
         grads, valid_share, cosines = [], [], []
         for _ in range(n_resamples):
-            noise = torch.randn((cfg.num_candidates, *rows.x_t.shape), generator=generator).to(rows.x_t.device)
-            with torch.no_grad(), trainer.sampler_model():
-                xs, noise, _ = ddim_candidates(
-                    trainer.scheduler, rows.eps_sampler, rows.x_t, t, k=cfg.num_candidates, noise=noise
+            if cfg.method == "dpo":
+                pairs = _dpo_pairs_from(trainer, rows, i, t, generator)
+                valid = pairs.valid
+            else:
+                noise = torch.randn((cfg.num_candidates, *rows.x_t.shape), generator=generator).to(rows.x_t.device)
+                with torch.no_grad(), trainer.sampler_model():
+                    xs, noise, _ = ddim_candidates(
+                        trainer.scheduler, rows.eps_sampler, rows.x_t, t, k=cfg.num_candidates, noise=noise
+                    )
+                    scores = trainer._score(xs, t_prev, rows.cond, i == last)
+                iw, il, valid = select_pair(
+                    scores, threshold=cfg.threshold, final_step=i == last and cfg.all_valid_at_last_step
                 )
-                scores = trainer._score(xs, t_prev, rows.cond, i == last)
-            iw, il, valid = select_pair(
-                scores, threshold=cfg.threshold, final_step=i == last and cfg.all_valid_at_last_step
-            )
-            ar = torch.arange(rows.t.numel())
-            pairs = PairBatch(
-                rows.x_t, rows.t, rows.cond, rows.eps_sampler, noise[iw, ar], noise[il, ar], xs[iw, ar], xs[il, ar],
-                valid, rows.step,
-            )  # fmt: skip
+                ar = torch.arange(rows.t.numel())
+                pairs = PairBatch(
+                    rows.x_t, rows.t, rows.cond, rows.eps_sampler, noise[iw, ar], noise[il, ar], xs[iw, ar],
+                    xs[il, ar], valid, rows.step,
+                )  # fmt: skip
+                cosines.append(_alignment(trainer, rows, t, t_prev, antithetic_noise(noise, iw, il), i == last))
             trainer.optimizer.zero_grad()
             if bool(valid.any()):
                 loss, _ = trainer.loss(pairs)
                 (loss * valid.float().mean()).backward()
             grads.append(_flat_grad(trainer))
             valid_share.append(float(valid.float().mean()))
-            cosines.append(_alignment(trainer, rows, t, t_prev, antithetic_noise(noise, iw, il), i == last))
         trainer.optimizer.zero_grad()
         g = torch.stack(grads).double()
-        mean = g.mean(0)
-        tr_cov = float(g.var(0, unbiased=True).sum())
-        norm2 = float(mean.pow(2).sum())
+        per_step.append(g)
         out["timestep"].append(float(t))
-        out["relative_variance"].append(tr_cov / norm2 if norm2 > 0 else math.inf)
+        out["relative_variance"].append(_relvar(g))
         out["valid_fraction"].append(sum(valid_share) / len(valid_share))
-        out["alignment"].append(sum(cosines) / len(cosines))
+        out["alignment"].append(sum(cosines) / len(cosines) if cosines else math.nan)
+    out["iteration_relative_variance"] = [_relvar(torch.stack(per_step).mean(0))]
     return out
+
+
+def paired_gradient_variance(
+    trainers: dict[str, StepwiseTrainer], cond: Cond, *, n_resamples: int = 32, seed: int = 0
+) -> dict[str, dict[str, list[float]]]:
+    """:func:`gradient_relative_variance` of several methods on the same samples, noise and parameters.
+
+    Every trainer must hold the same LoRA (and base) weights and the same sampler weights (e.g. all freshly built
+    from one seed, where EMA = current); each gets a generator seeded with ``seed``, so all see the same fixed
+    states and the same candidate noise at every resample. Only then is a difference in relative variance a
+    difference of the estimators.
+
+    Args:
+        trainers: method name -> trainer.
+        cond: conditioning of the fixed states.
+        n_resamples: draws per step (>= 2).
+        seed: the shared generator seed.
+
+    Returns:
+        method name -> the dict of :func:`gradient_relative_variance`.
+
+    Raises:
+        ValueError: if fewer than two trainers are given or their weights or sampler weights differ.
+    """
+    if len(trainers) < 2:
+        raise ValueError(f"trainers must hold at least two methods, got {list(trainers)}")
+    items = list(trainers.items())
+    ref_name, ref = items[0]
+    ref_state = {k: v.detach() for k, v in ref.denoiser.unet.state_dict().items()}
+    ref_ema = ref.ema.shadow if hasattr(ref.ema, "shadow") else None
+    for name, tr in items[1:]:
+        state = tr.denoiser.unet.state_dict()
+        if state.keys() != ref_state.keys() or any(not torch.equal(state[k], ref_state[k]) for k in ref_state):
+            raise ValueError(f"trainers: {name!r} and {ref_name!r} hold different weights (not the same parameters)")
+        ema = tr.ema.shadow if hasattr(tr.ema, "shadow") else None
+        if ref_ema is not None and ema is not None and any(not torch.equal(ema[k], ref_ema[k]) for k in ref_ema):
+            raise ValueError(f"trainers: {name!r} and {ref_name!r} hold different EMA weights (different samplers)")
+    return {
+        name: gradient_relative_variance(
+            tr, cond, n_resamples=n_resamples, generator=torch.Generator().manual_seed(seed)
+        )
+        for name, tr in items
+    }
 
 
 def _alignment(
