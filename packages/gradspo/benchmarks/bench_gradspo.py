@@ -1,7 +1,10 @@
 """GradSPO vs SPO vs Diffusion-DPO on the digits stand-in: wall time per training iteration (median of several
 iterations after a warm-up), peak resident memory, and per-step relative variance of the LoRA gradient.
 
-Same batch, candidates, sampler steps and model for every method. Run: ``python benchmarks/bench_gradspo.py``.
+Same batch, candidates, sampler steps and model for every method. The variance is measured as in ``reproduce``: every
+method's estimator at the common starting model (theta = reference = EMA), on the same fixed states and the same
+candidate noise (``paired_gradient_variance``), so a difference is a difference of the estimators.
+Run: ``python benchmarks/bench_gradspo.py``.
 """
 
 from __future__ import annotations
@@ -10,8 +13,8 @@ import argparse
 from dataclasses import replace
 
 import torch
-from nips25_gradspo.diagnostics import gradient_relative_variance
-from nips25_gradspo.reproduce import PROFILES, _prompts, _trainer
+from nips25_gradspo.diagnostics import paired_gradient_variance
+from nips25_gradspo.reproduce import METHODS, PROFILES, _prompts, _trainer
 
 from nips25_shared.bench import median_seconds, peak_rss_mib
 
@@ -35,12 +38,11 @@ def main() -> None:
         )
         peak = peak_rss_mib()
         print(f"{method:8s} {times[method] * 1e3:8.1f} ms/iteration   process peak RSS so far {peak:7.1f} MiB")
-        if method != "dpo":
-            v = gradient_relative_variance(
-                tr, _prompts(cfg.var_states), n_resamples=args.resamples, generator=torch.Generator().manual_seed(1)
-            )
-            cells = "  ".join(f"t={int(t)}: {r:.3g}" for t, r in zip(v["timestep"], v["relative_variance"]))
-            print(f"{'':8s} relative variance per step (after {args.reps + 1} iterations): {cells}")
+    fresh = {m: _trainer(m, cfg, 0) for m in METHODS}
+    variance = paired_gradient_variance(fresh, _prompts(cfg.var_states), n_resamples=args.resamples, seed=1)
+    for method, v in variance.items():
+        cells = "  ".join(f"t={int(t)}: {r:.3g}" for t, r in zip(v["timestep"], v["relative_variance"]))
+        print(f"{method:8s} relative variance per step (common starting model, paired draws): {cells}")
     print(
         f"ratio gradspo/spo {times['gradspo'] / times['spo']:.2f}   gradspo/dpo {times['gradspo'] / times['dpo']:.2f}"
     )
