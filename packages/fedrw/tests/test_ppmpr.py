@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from collections import Counter
 
 import numpy as np
@@ -102,3 +105,40 @@ def test_ppmpr_and_secure_sum_reject_bad_input():
         secure_sum([np.array([-1, 2])], segments=[(0, 1)])
     with pytest.raises(ValueError, match="timeout"):
         simulate(_clients(), timeout=0)
+    # review fix: a negative seed, a NaN/inf timeout were numpy errors or accepted
+    with pytest.raises(ValueError, match="seed"):
+        ppmpr(_clients(), seed=-1)
+    with pytest.raises(TypeError, match="seed"):
+        ppmpr(_clients(), seed=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seed"):
+        simulate(_clients(), seed=-1)
+    # review fix: contribution_vectors silently accepted a wrong-length permutation and raised KeyError on a
+    # one-directional pair
+    one = [np.array([1])]
+    with pytest.raises(ValueError, match=r"permutations\[0\]"):
+        contribution_vectors(one * 2, {}, [np.array([0, 1]), np.array([0])])
+    with pytest.raises(ValueError, match="permutations must hold one entry"):
+        contribution_vectors(one * 2, {}, [np.array([0])])
+    with pytest.raises(ValueError, match="shared must hold both"):
+        contribution_vectors(one * 2, {(0, 1): np.array([0])}, [np.array([0]), np.array([0])])
+    with pytest.raises(ValueError, match=r"shared\[\(0, 1\)\]"):
+        contribution_vectors(one * 2, {(0, 1): np.array([3]), (1, 0): np.array([0])}, [np.array([0])] * 2)
+    for t in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="timeout"):
+            simulate(_clients(), timeout=t)
+
+
+def test_simulate_stops_at_once_when_one_client_process_fails(monkeypatch):
+    """Review fix: a crashed client made simulate wait for its partners until the timeout, then blame client 0."""
+    real_popen = subprocess.Popen
+
+    def popen(cmd, **kwargs):
+        if cmd[cmd.index("--client") + 1] == "1":
+            cmd = [sys.executable, "-c", "import sys; sys.exit(3)"]
+        return real_popen(cmd, **kwargs)
+
+    monkeypatch.setattr(sys.modules["nips25_fedrw.simulate"].subprocess, "Popen", popen)
+    start = time.perf_counter()
+    with pytest.raises(RuntimeError, match="client process 1 failed"):
+        simulate(_clients()[:3], seed=0, timeout=20)
+    assert time.perf_counter() - start < 15

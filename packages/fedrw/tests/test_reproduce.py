@@ -73,3 +73,34 @@ def test_cli_simulate_runs_client_processes_on_user_files(tmp_path, capsys):
     assert summary["clients"] == 3 and summary["samples"] == [3, 2, 2]
     assert summary["frequencies_equal_plaintext_counts"] is True and summary["in_process_agrees"] is True
     assert summary["max_frequency"] == 3
+
+
+def test_cli_simulate_bad_timeout_seed_encoding_and_failed_run_exit_2(capsys, tmp_path, monkeypatch):
+    """Review fix: --timeout 0/nan/-1, --seed -1, a non-UTF-8 --data file and a timed-out run were tracebacks."""
+    good = tmp_path / "good.txt"
+    good.write_text("a line\n")
+    binary = tmp_path / "binary.txt"
+    binary.write_bytes(b"\xff\xfe\xfa\n")
+    bad = [
+        (["simulate", "--timeout", "0"], "--timeout"),
+        (["simulate", "--timeout", "nan"], "--timeout"),
+        (["simulate", "--timeout", "-1"], "--timeout"),
+        (["simulate", "--seed", "-1"], "--seed"),
+        (["simulate", "--data", str(good), str(binary)], "--data"),
+    ]
+
+    def _fail(*args, **kwargs):
+        raise RuntimeError("client process 1 failed or timed out after 0.1 s:\nTraceback ...")
+
+    import sys
+
+    import nips25_fedrw.simulate  # noqa: F401 - the module, which the package's `simulate` function shadows
+
+    monkeypatch.setattr(sys.modules["nips25_fedrw.simulate"], "simulate", _fail)
+    bad.append((["simulate", "--clients", "2", "--items", "4"], "--timeout"))
+    for argv, name in bad:
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1].startswith("nips25-fedrw") and name in err[-1] and "Traceback" not in err[-1], argv

@@ -22,12 +22,20 @@ def _simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nips25_fedrw.simulate import simulate
 
     configure_logging(args.verbose - args.quiet)
+    if not 0 < args.timeout < float("inf"):
+        parser.error(f"--timeout must be a finite number of seconds > 0, got {args.timeout}")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     if args.data:
         clients = []
         for k, path in enumerate(args.data):
             if not path.is_file():
                 parser.error(f"--data: {path} is not a file")
-            lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                parser.error(f"--data: cannot read {path} as UTF-8 text ({type(exc).__name__})")
+            lines = [ln for ln in text.splitlines() if ln.strip()]
             if not lines:
                 parser.error(f"--data: {path} holds no non-empty line")
             clients.append(Client(k, tuple(lines)))
@@ -45,7 +53,10 @@ def _simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"--items must be <= {len(pool)} for corpus {args.corpus}, got {args.items}")
         clients = overlapping_clients(pool, args.clients, args.items, np.random.default_rng(args.seed),
                                       dup_rate=args.dup_rate)  # fmt: skip
-    result = simulate(clients, seed=args.seed, timeout=args.timeout)
+    try:
+        result = simulate(clients, seed=args.seed, timeout=args.timeout)
+    except RuntimeError as exc:  # a client process failed or ran past --timeout: one line, exit 2
+        parser.error(f"simulate: {str(exc).splitlines()[0]} (raise --timeout if the run is just slow)")
     counter = Counter(k for c in clients for k in c.keys)
     exact = all(np.array_equal(result.freq[c.id], [counter[k] for k in c.keys]) for c in clients)
     summary = {

@@ -30,6 +30,17 @@ from nips25_fedrw.secure_sum import secure_sum
 __all__ = ["ClientView", "PPMPRResult", "contribution_vectors", "ppmpr"]
 
 
+def check_seed(seed: object) -> int | None:
+    """``seed`` as a non-negative int or ``None``; ValueError/TypeError naming ``seed`` otherwise."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed must be a non-negative int or None, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"seed must be a non-negative int or None, got {seed}")
+    return int(seed)
+
+
 @dataclass(frozen=True)
 class ClientView:
     """Everything one client received from others during PPMPR (its view, for leakage checks).
@@ -88,9 +99,20 @@ def contribution_vectors(
         ``(vectors, segments)``: ``vectors[j]`` int64 ``(sum_i n_i,)``; ``segments[i] = (off_i, off_i + n_i)``.
 
     Raises:
-        ValueError: if a pair's two intersections differ in size.
+        ValueError: if ``permutations`` does not hold one permutation of ``range(n_i)`` per client, a pair lacks its
+            other direction, an index is out of range, or a pair's two intersections differ in size.
     """
     sizes = [len(c) for c in counts]
+    if len(permutations) != len(sizes):
+        raise ValueError(f"permutations must hold one entry per client ({len(sizes)}), got {len(permutations)}")
+    for i, (p, n) in enumerate(zip(permutations, sizes)):
+        if not np.array_equal(np.sort(np.asarray(p)), np.arange(n)):
+            raise ValueError(f"permutations[{i}] must be a permutation of range({n})")
+    for (i, j), idx in shared.items():
+        if not (0 <= i < len(sizes) and 0 <= j < len(sizes)) or i == j or (j, i) not in shared:
+            raise ValueError(f"shared must hold both ({i}, {j}) and ({j}, {i}) for client ids i != j < {len(sizes)}")
+        if np.asarray(idx).size and not (np.min(idx) >= 0 and np.max(idx) < sizes[i]):
+            raise ValueError(f"shared[({i}, {j})] must index client {i}'s {sizes[i]} distinct items")
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
     vectors = [np.zeros(int(offsets[-1]), dtype=np.int64) for _ in counts]
     for (i, j), idx_i in shared.items():
@@ -125,7 +147,7 @@ def ppmpr(
         A :class:`PPMPRResult`.
 
     Raises:
-        TypeError, ValueError: for malformed ``clients`` or ``backend``.
+        TypeError, ValueError: for malformed ``clients``, ``backend`` or ``seed`` (a negative or non-int seed).
 
     References:
         Ye et al., "FedRW: Efficient Privacy-Preserving Data Reweighting for Enhancing Federated Learning of
@@ -137,6 +159,7 @@ def ppmpr(
         ([3, 1, 3], [3, 1])
     """
     cl = check_clients(clients)
+    seed = check_seed(seed)
     psi = OpenMinedPSI() if backend is None else backend
     if not isinstance(psi, PSIBackend):
         raise TypeError(f"backend must implement PSIBackend.intersect, got {type(psi).__name__}")

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nips25_fedrw.ppmpr import check_seed
 from nips25_fedrw.samples import Client, check_clients
 from nips25_fedrw.schedule import round_robin_schedule
 
@@ -39,7 +40,8 @@ class SimulationResult:
         freq: ``{client id: int64 (len(samples),)}`` global frequencies, as each client process computed them.
         wall_seconds: wall time from starting the processes until all finished.
         phase_seconds: ``{client id: {"connect", "psi", "secure_sum"}}`` seconds measured inside each process.
-        received: ``{client id: every byte the client received from other clients, concatenated}``.
+        received: ``{client id: every byte the client received from other clients on the PSI / position
+            channel, concatenated}``; MPyC's own secret-share traffic of the secure sum is not recorded.
     """
 
     freq: dict[int, np.ndarray]
@@ -83,12 +85,16 @@ def simulate(
         A :class:`SimulationResult`; its ``freq`` equals :func:`nips25_fedrw.ppmpr.ppmpr`'s.
 
     Raises:
-        ValueError: for malformed clients or a non-positive timeout.
+        ValueError: for malformed clients, a non-positive or non-finite timeout, or a negative seed.
+        TypeError: for a non-int seed or a non-number timeout.
         RuntimeError: if a client process fails or times out (its stderr tail is included).
     """
     cl = check_clients(clients)
-    if not isinstance(timeout, float | int) or not timeout > 0:
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    seed = check_seed(seed)
+    if isinstance(timeout, bool) or not isinstance(timeout, float | int):
+        raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
+    if not 0 < timeout < float("inf"):
+        raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="fedrw-sim-") as tmp:
             return _simulate(cl, float(timeout), seed, Path(tmp))
@@ -119,16 +125,16 @@ def _simulate(cl: list[Client], timeout: float, seed: int | None, work: Path) ->
         err = open(work / f"stderr_{c.id}.txt", "wb")  # noqa: SIM115 - closed after the process ends
         cmd = [sys.executable, "-m", "nips25_fedrw.simulate", "--client", str(c.id), "--workdir", str(work)]
         procs.append((subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env), err))
-    failed = []
+    failed: list[int] = []
     try:
-        for c, (proc, _) in zip(cl, procs):
-            left = max(timeout - (time.perf_counter() - start), 0.1)
-            try:
-                if proc.wait(timeout=left) != 0:
-                    failed.append(c.id)
-            except subprocess.TimeoutExpired:
-                failed.append(c.id)
-                break
+        # poll every process: the first one to fail stops the run at once (its partners would otherwise wait
+        # for it until the timeout)
+        while not failed and [proc.poll() for proc, _ in procs].count(None):
+            failed = [c.id for c, (proc, _) in zip(cl, procs) if proc.returncode not in (None, 0)]
+            if not failed and time.perf_counter() - start > timeout:
+                failed = [c.id for c, (proc, _) in zip(cl, procs) if proc.returncode is None]
+            time.sleep(0.02)
+        failed = failed or [c.id for c, (proc, _) in zip(cl, procs) if proc.returncode not in (None, 0)]
     finally:
         for proc, err in procs:
             if proc.poll() is None:
