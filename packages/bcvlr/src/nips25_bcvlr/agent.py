@@ -207,6 +207,12 @@ class BCVLR:
     def _prepare(self, params: Sequence[Any], lr: float) -> Any:
         return self.accelerator.prepare(torch.optim.Adam(params, lr=lr))
 
+    def _check_video(self, video: Any) -> None:
+        if not isinstance(video, Video):
+            raise TypeError(f"video must be a Video, got {type(video).__name__}")
+        if tuple(video.frames.shape[1:]) != self.obs_shape:
+            raise ValueError(f"video frames must be {self.obs_shape}, got {tuple(video.frames.shape[1:])}")
+
     # ----------------------------------------------------------------------------------------------- pretrain
     def pretrain(self, video: Video, *, show_progress: bool = True) -> dict[str, float]:
         """Stages 1-3 on an action-free video (its ``actions``, if any, are not read).
@@ -221,10 +227,7 @@ class BCVLR:
         Raises:
             TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
         """
-        if not isinstance(video, Video):
-            raise TypeError(f"video must be a Video, got {type(video).__name__}")
-        if tuple(video.frames.shape[1:]) != self.obs_shape:
-            raise ValueError(f"video frames must be {self.obs_shape}, got {tuple(video.frames.shape[1:])}")
+        self._check_video(video)
         c = self.config
         self.video = video
         frames = torch.from_numpy(video.frames)
@@ -321,16 +324,24 @@ class BCVLR:
     # ----------------------------------------------------------------------------------------------- latents
     @torch.no_grad()
     def latent_actions(self, video: Video) -> np.ndarray:
-        """Quantised latent action of every transition window of ``video``: ``(M, latent_dim)`` float32."""
-        if not isinstance(video, Video):
-            raise TypeError(f"video must be a Video, got {type(video).__name__}")
+        """Quantised latent action of every transition window of ``video``: ``(M, latent_dim)`` float32.
+
+        Raises:
+            TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
+        """
+        self._check_video(video)
         feats = self.features(torch.from_numpy(video.frames))
         windows = torch.from_numpy(video.windows(self.config.n_context))
         return self._latent_targets(feats[windows]).cpu().numpy()
 
     @torch.no_grad()
     def codebook_perplexity(self, video: Video) -> float:
-        r"""Mean over codebooks of :math:`\exp H` of the code usage on ``video`` (collapse diagnostic; max ``K``)."""
+        r"""Mean over codebooks of :math:`\exp H` of the code usage on ``video`` (collapse diagnostic; max ``K``).
+
+        Raises:
+            TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
+        """
+        self._check_video(video)
         feats = self.features(torch.from_numpy(video.frames))
         windows = torch.from_numpy(video.windows(self.config.n_context))
         self.lam.eval()
