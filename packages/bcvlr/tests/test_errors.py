@@ -190,6 +190,8 @@ def test_review_regressions_reject_bad_input_naming_the_argument() -> None:
             method(small)
         with pytest.raises(TypeError, match="video must be a Video"):
             method(None)  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="pre-trained"):
+        agent.predict(np.zeros((20, 20, 3), np.uint8))  # found in review: random-weight actions, silently
     with pytest.raises(ValueError, match="obs must have 3 channels"):
         agent.encoder(torch.zeros(2, 1, 8, 8))
     with pytest.raises(ValueError, match="obs must be finite"):

@@ -84,8 +84,8 @@ class BCVLR:
         >>> import numpy as np, gymnasium as gym
         >>> cfg = BCVLRConfig.preset("cpu", stage1_steps=1, stage2_steps=1, stage3_steps=1, stage1_batch=4)
         >>> agent = BCVLR(cfg, obs_shape=(3, 12, 12), action_space=gym.spaces.Discrete(3))
-        >>> agent.predict(np.zeros((12, 12, 3), np.uint8)).shape
-        (1,)
+        >>> agent.pretrained  # call agent.pretrain(video) before agent.predict(obs)
+        False
     """
 
     def __init__(
@@ -373,6 +373,8 @@ class BCVLR:
 
         Raises:
             ValueError / TypeError: if ``obs`` is not uint8 pixels of the agent's observation shape.
+            RuntimeError: if the agent is neither pre-trained nor loaded (its actions would be those of random
+                weights).
         """
         arr = np.asarray(obs)
         if arr.dtype != np.uint8:
@@ -382,6 +384,8 @@ class BCVLR:
         expected = (self.obs_shape[1], self.obs_shape[2], 3)
         if arr.ndim != 4 or arr.shape[1:] != expected or arr.shape[0] == 0:
             raise ValueError(f"obs must be {expected} or (B, *{expected}) with B >= 1, got {np.asarray(obs).shape}")
+        if not self.pretrained:
+            raise RuntimeError("predict() needs a pre-trained agent: call pretrain(video) or BCVLR.load(path) first")
         return self.act(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)), deterministic=deterministic)
 
     def _random_actions(self, n: int) -> np.ndarray:
