@@ -216,3 +216,16 @@ def test_cli_review_regressions_exit_2_naming_the_flag(argv: list[str], needle: 
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert needle in err[-1] and "Traceback" not in "".join(err)
+
+
+def test_loaders_reject_foreign_files_naming_the_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Found in review: a corrupt .npz gave numpy's pickle message and a foreign checkpoint torch's UnpicklingError."""
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not an archive")
+    with pytest.raises(ValueError, match="path: .* not a readable .npz"):
+        load_video(bad)
+    with pytest.raises(ValueError, match="path: .* not a checkpoint"):
+        BCVLR.load(bad)
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="missing keys"):
+        BCVLR.load(tmp_path / "other.pt")

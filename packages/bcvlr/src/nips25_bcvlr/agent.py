@@ -521,11 +521,19 @@ class BCVLR:
 
         Raises:
             FileNotFoundError: if ``path`` does not exist.
+            ValueError: if ``path`` is not a checkpoint written by :meth:`save`.
         """
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"path: no checkpoint at {path}")
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as err:  # torch raises UnpicklingError, RuntimeError or EOFError for a foreign file
+            raise ValueError(f"path: {path} is not a checkpoint written by BCVLR.save ({type(err).__name__})") from err
+        if not isinstance(state, dict) or not {"config", "obs_shape", "n_actions", "continuous", "modules"} <= set(
+            state
+        ):
+            raise ValueError(f"path: {path} is not a checkpoint written by BCVLR.save (missing keys)")
         cfg: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in state["config"].items()}
         n = state["n_actions"]
         space: gym.Space = (
