@@ -170,3 +170,62 @@ def test_cli_user_errors_exit_2_with_one_line(argv: list[str], capsys: pytest.Ca
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err and "error:" in err[-1] and "Traceback" not in "".join(err)
+
+
+def test_review_regressions_reject_bad_input_naming_the_argument() -> None:
+    """Found in review: a negative seed reached gymnasium's own error; idm_updates=0 crashed the online loop with
+    an IndexError; latent_actions / codebook_perplexity and the encoder failed inside torch on a wrong shape, and
+    the encoder passed NaN through silently."""
+    env = make_minigrid_pixels()
+    with pytest.raises(ValueError, match="seed"):
+        record_video(env, lambda e, obs: 2, n_frames=4, seed=-1)
+    with pytest.raises(TypeError, match="env must be a gymnasium.Env"):
+        record_video(None, lambda e, obs: 2, n_frames=4)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="idm_updates"):
+        BCVLRConfig.preset("cpu", idm_updates=0)
+    agent = BCVLR(BCVLRConfig.preset("cpu"), obs_shape=(3, 20, 20), action_space=env.action_space)
+    small = Video(frames=np.zeros((3, 3, 8, 8), np.uint8), episode_ids=np.zeros(3, np.int64))
+    for method in (agent.latent_actions, agent.codebook_perplexity):
+        with pytest.raises(ValueError, match="video frames must be"):
+            method(small)
+        with pytest.raises(TypeError, match="video must be a Video"):
+            method(None)  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="pre-trained"):
+        agent.predict(np.zeros((20, 20, 3), np.uint8))  # found in review: random-weight actions, silently
+    with pytest.raises(ValueError, match="obs must have 3 channels"):
+        agent.encoder(torch.zeros(2, 1, 8, 8))
+    with pytest.raises(ValueError, match="obs must be finite"):
+        agent.encoder(torch.full((2, 3, 8, 8), float("nan")))
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["record", "--out", "{tmp}/v.npz", "--frames", "4", "--seed", "-1"], "seed"),
+        (["train", "--video", "{tmp}/v.npz", "--out", "{tmp}/x.pt", "--preset", "atari"], "--preset"),
+        (["train", "--video", "{tmp}/v.npz", "--out", "{tmp}/no/such/dir/x.pt"], "--out"),
+    ],
+)
+def test_cli_review_regressions_exit_2_naming_the_flag(argv: list[str], needle: str, tmp_path,  # type: ignore[no-untyped-def]
+                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """Found in review: --seed -1 gave a traceback, --preset named 'name', and a missing --out folder was only
+    reported after the whole training run."""
+    Video(frames=np.zeros((3, 3, 20, 20), np.uint8), episode_ids=np.zeros(3, np.int64)).save(tmp_path / "v.npz")
+    with pytest.raises(SystemExit) as exc:
+        main([a.format(tmp=tmp_path) for a in argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert needle in err[-1] and "Traceback" not in "".join(err)
+
+
+def test_loaders_reject_foreign_files_naming_the_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Found in review: a corrupt .npz gave numpy's pickle message and a foreign checkpoint torch's UnpicklingError."""
+    bad = tmp_path / "bad.npz"
+    bad.write_text("not an archive")
+    with pytest.raises(ValueError, match="path: .* not a readable .npz"):
+        load_video(bad)
+    with pytest.raises(ValueError, match="path: .* not a checkpoint"):
+        BCVLR.load(bad)
+    torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="missing keys"):
+        BCVLR.load(tmp_path / "other.pt")

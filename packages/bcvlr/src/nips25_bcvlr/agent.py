@@ -84,8 +84,8 @@ class BCVLR:
         >>> import numpy as np, gymnasium as gym
         >>> cfg = BCVLRConfig.preset("cpu", stage1_steps=1, stage2_steps=1, stage3_steps=1, stage1_batch=4)
         >>> agent = BCVLR(cfg, obs_shape=(3, 12, 12), action_space=gym.spaces.Discrete(3))
-        >>> agent.predict(np.zeros((12, 12, 3), np.uint8)).shape
-        (1,)
+        >>> agent.pretrained  # call agent.pretrain(video) before agent.predict(obs)
+        False
     """
 
     def __init__(
@@ -207,6 +207,12 @@ class BCVLR:
     def _prepare(self, params: Sequence[Any], lr: float) -> Any:
         return self.accelerator.prepare(torch.optim.Adam(params, lr=lr))
 
+    def _check_video(self, video: Any) -> None:
+        if not isinstance(video, Video):
+            raise TypeError(f"video must be a Video, got {type(video).__name__}")
+        if tuple(video.frames.shape[1:]) != self.obs_shape:
+            raise ValueError(f"video frames must be {self.obs_shape}, got {tuple(video.frames.shape[1:])}")
+
     # ----------------------------------------------------------------------------------------------- pretrain
     def pretrain(self, video: Video, *, show_progress: bool = True) -> dict[str, float]:
         """Stages 1-3 on an action-free video (its ``actions``, if any, are not read).
@@ -221,10 +227,7 @@ class BCVLR:
         Raises:
             TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
         """
-        if not isinstance(video, Video):
-            raise TypeError(f"video must be a Video, got {type(video).__name__}")
-        if tuple(video.frames.shape[1:]) != self.obs_shape:
-            raise ValueError(f"video frames must be {self.obs_shape}, got {tuple(video.frames.shape[1:])}")
+        self._check_video(video)
         c = self.config
         self.video = video
         frames = torch.from_numpy(video.frames)
@@ -321,16 +324,24 @@ class BCVLR:
     # ----------------------------------------------------------------------------------------------- latents
     @torch.no_grad()
     def latent_actions(self, video: Video) -> np.ndarray:
-        """Quantised latent action of every transition window of ``video``: ``(M, latent_dim)`` float32."""
-        if not isinstance(video, Video):
-            raise TypeError(f"video must be a Video, got {type(video).__name__}")
+        """Quantised latent action of every transition window of ``video``: ``(M, latent_dim)`` float32.
+
+        Raises:
+            TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
+        """
+        self._check_video(video)
         feats = self.features(torch.from_numpy(video.frames))
         windows = torch.from_numpy(video.windows(self.config.n_context))
         return self._latent_targets(feats[windows]).cpu().numpy()
 
     @torch.no_grad()
     def codebook_perplexity(self, video: Video) -> float:
-        r"""Mean over codebooks of :math:`\exp H` of the code usage on ``video`` (collapse diagnostic; max ``K``)."""
+        r"""Mean over codebooks of :math:`\exp H` of the code usage on ``video`` (collapse diagnostic; max ``K``).
+
+        Raises:
+            TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
+        """
+        self._check_video(video)
         feats = self.features(torch.from_numpy(video.frames))
         windows = torch.from_numpy(video.windows(self.config.n_context))
         self.lam.eval()
@@ -362,6 +373,8 @@ class BCVLR:
 
         Raises:
             ValueError / TypeError: if ``obs`` is not uint8 pixels of the agent's observation shape.
+            RuntimeError: if the agent is neither pre-trained nor loaded (its actions would be those of random
+                weights).
         """
         arr = np.asarray(obs)
         if arr.dtype != np.uint8:
@@ -371,6 +384,8 @@ class BCVLR:
         expected = (self.obs_shape[1], self.obs_shape[2], 3)
         if arr.ndim != 4 or arr.shape[1:] != expected or arr.shape[0] == 0:
             raise ValueError(f"obs must be {expected} or (B, *{expected}) with B >= 1, got {np.asarray(obs).shape}")
+        if not self.pretrained:
+            raise RuntimeError("predict() needs a pre-trained agent: call pretrain(video) or BCVLR.load(path) first")
         return self.act(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)), deterministic=deterministic)
 
     def _random_actions(self, n: int) -> np.ndarray:
@@ -506,11 +521,19 @@ class BCVLR:
 
         Raises:
             FileNotFoundError: if ``path`` does not exist.
+            ValueError: if ``path`` is not a checkpoint written by :meth:`save`.
         """
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"path: no checkpoint at {path}")
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as err:  # torch raises UnpicklingError, RuntimeError or EOFError for a foreign file
+            raise ValueError(f"path: {path} is not a checkpoint written by BCVLR.save ({type(err).__name__})") from err
+        if not isinstance(state, dict) or not {"config", "obs_shape", "n_actions", "continuous", "modules"} <= set(
+            state
+        ):
+            raise ValueError(f"path: {path} is not a checkpoint written by BCVLR.save (missing keys)")
         cfg: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in state["config"].items()}
         n = state["n_actions"]
         space: gym.Space = (

@@ -66,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--video", type=Path, required=True, help=".npz video (see nips25_bcvlr.load_video)")
     tr.add_argument("--out", type=Path, required=True, help="checkpoint path (torch.save)")
     tr.add_argument("--steps", type=int, default=768, help="online interaction budget (0: pre-training only)")
-    tr.add_argument("--preset", default="cpu", help="config preset: cpu, procgen, dmc, cpu-continuous")
+    tr.add_argument(
+        "--preset", default="cpu", choices=("cpu", "procgen", "dmc", "cpu-continuous"), help="config preset"
+    )
     tr.add_argument("--eval-episodes", type=int, default=16)
     tr.add_argument("-v", "--verbose", action="count", default=0)
     tr.add_argument("-q", "--quiet", action="count", default=0)
@@ -75,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--tile-size", type=int, default=5, help="pixels per grid cell")
         p.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    out_parent = getattr(args, "out", None)
+    if args.command != "reproduce" and out_parent is not None and not out_parent.parent.is_dir():
+        parser.error(f"--out: folder {out_parent.parent} does not exist")
     try:
         if args.command == "reproduce":
             from nips25_bcvlr.reproduce import reproduce

@@ -98,8 +98,9 @@ class BCVLRConfig:
             check_int(name, getattr(self, name))
         for name in ("finetune_batch", "buffer_size"):
             check_int(name, getattr(self, name))
-        for name in ("encoder_blocks", "shift_pad", "stage1_steps", "stage2_steps", "stage3_steps", "idm_updates"):
+        for name in ("encoder_blocks", "shift_pad", "stage1_steps", "stage2_steps", "stage3_steps"):
             check_int(name, getattr(self, name), minimum=0)
+        check_int("idm_updates", self.idm_updates)  # the decoder is trained only by these updates
         check_int("reclone_steps", self.reclone_steps, minimum=0)
         check_int("random_steps", self.random_steps, minimum=0)
         check_int("n_context", self.n_context, minimum=2)

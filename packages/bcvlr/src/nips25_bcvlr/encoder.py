@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from nips25_bcvlr._validation import check_frames, check_int
+from nips25_bcvlr._validation import check_finite_tensor, check_frames, check_int
 
 __all__ = ["ConvDecoder", "ImpalaEncoder", "ImpalaHead", "ResidualBlock", "scale_observations"]
 
@@ -76,6 +76,11 @@ class ImpalaEncoder(nn.Module):
         self.blocks = nn.Sequential(*(ResidualBlock(channels) for _ in range(n_blocks)))
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        check_finite_tensor("obs", obs, ndim=4)
+        if obs.shape[1] != self.conv.in_channels:
+            raise ValueError(
+                f"obs must have {self.conv.in_channels} channels (B, C, H, W), got shape {tuple(obs.shape)}"
+            )
         return F.relu(self.blocks(self.conv(obs)))
 
 

@@ -114,9 +114,13 @@ def record_video(
         episode's last frame) and per-episode returns.
 
     Raises:
-        ValueError: if ``n_frames < 2``.
+        ValueError: if ``n_frames < 2`` or ``seed < 0``.
+        TypeError: if ``env`` is not a gymnasium env.
     """
     check_int("n_frames", n_frames, minimum=2)
+    check_int("seed", seed, minimum=0)
+    if not isinstance(env, gym.Env):
+        raise TypeError(f"env must be a gymnasium.Env, got {type(env).__name__}")
     frames: list[np.ndarray] = []
     episode_ids: list[int] = []
     actions: list[Any] = []

@@ -93,12 +93,18 @@ def load_video(path: str | Path) -> Video:
 
     Raises:
         FileNotFoundError: if ``path`` does not exist.
-        ValueError: if no frame array is found or the shapes are not pixels.
+        ValueError: if ``path`` is not a readable ``.npz``, no frame array is found or the shapes are not pixels.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"path: no video file at {path}")
-    with np.load(path, allow_pickle=False) as data:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as err:
+        raise ValueError(f"path: {path} is not a readable .npz file ({type(err).__name__})") from err
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise ValueError(f"path: {path} holds a single array, expected an .npz archive with a frames/obs key")
+    with archive as data:
         key = next((k for k in ("frames", "obs", "observations") if k in data), None)
         if key is None:
             raise ValueError(f"path: {path} has none of the keys frames/obs/observations (has {list(data.keys())})")
