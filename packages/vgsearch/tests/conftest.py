@@ -61,3 +61,38 @@ def scripted():
 @pytest.fixture
 def letters():
     return LetterVerifier
+
+
+# The transformers path (test_hf.py, test_gpu.py): tiny random-init Llama generator and PRM with a character
+# tokenizer built in code (no downloads).
+CHARS = list("0123456789+-=;abcdefghijklmnopqrstuvwxyz \n")
+
+
+def char_tokenizer():
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "<eos>": 1, **{c: i + 2 for i, c in enumerate(CHARS)}}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    tok.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
+
+
+def llama_config(vocab: int, **extra):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                       pad_token_id=0, eos_token_id=1, bos_token_id=1, **extra)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from transformers import LlamaForCausalLM, LlamaForTokenClassification
+
+    torch.manual_seed(0)
+    tok = char_tokenizer()
+    lm = LlamaForCausalLM(llama_config(len(tok))).eval()
+    prm = LlamaForTokenClassification(llama_config(len(tok), num_labels=1)).eval()
+    return tok, lm, prm

@@ -1,6 +1,6 @@
 """The transformers path on a CUDA device: tiny random-init Llama generator and PRM, CPU vs CUDA.
 
-Skipped where no CUDA GPU is present. The models are the ones of ``test_hf.py`` (character tokenizer built in code).
+Skipped where no CUDA GPU is present. The models are those of ``test_hf.py``: the ``tiny`` fixture of ``conftest.py``.
 Tolerances: float32 PRM scores are sigmoids of logits that differ from the CPU's by float32 rounding (~1e-6), so
 ``atol=1e-5``; bfloat16 keeps 8 mantissa bits (relative step 2^-8 ~ 4e-3 per op, a few ops deep), so a bf16 score
 is within ``2e-2`` of the float32 one. Greedy decoding picks the same tokens unless two logits tie within rounding,
@@ -16,7 +16,6 @@ from nips25_vgsearch import HFPRM, STOP, HFGenerator, StepRequest, load_prm, vg_
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 
-CHARS = list("0123456789+-=;abcdefghijklmnopqrstuvwxyz \n")
 PROBLEMS = ["1+1", "22+3", "9"]
 PREFIXES = ["a\n\nbb\n\n", "abc\n\nd", "x y z\n\n"]
 
@@ -27,36 +26,6 @@ def _no_tf32():
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     yield
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-
-
-def char_tokenizer():
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<pad>": 0, "<eos>": 1, **{c: i + 2 for i, c in enumerate(CHARS)}}
-    tok = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
-    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
-    tok.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
-
-
-def llama_config(vocab: int, **extra):
-    from transformers import LlamaConfig
-
-    return LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                       pad_token_id=0, eos_token_id=1, bos_token_id=1, **extra)  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    from transformers import LlamaForCausalLM, LlamaForTokenClassification
-
-    torch.manual_seed(0)
-    tok = char_tokenizer()
-    lm = LlamaForCausalLM(llama_config(len(tok))).eval()
-    prm = LlamaForTokenClassification(llama_config(len(tok), num_labels=1)).eval()
-    return tok, lm, prm
 
 
 def test_greedy_steps_on_cuda_equal_cpu_steps(tiny):
