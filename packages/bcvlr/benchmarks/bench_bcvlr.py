@@ -4,12 +4,11 @@
    ``VectorQuantize`` with the same layout (the peer named in the issue).
 2. Training-step time of every stage (median ms per batched update) on the MiniGrid quick-profile shapes.
 3. The online loop: environment steps plus updates per second, BCV-LR beside BCO on the same budget.
-Peak memory is the process's peak resident set size (``resource.getrusage``).
+Peak memory is the process's peak resident set size (``nips25_shared.bench.peak_rss_mib``).
 """
 
 from __future__ import annotations
 
-import resource
 import statistics
 import time
 
@@ -17,22 +16,19 @@ import torch
 from nips25_bcvlr import BCVLR, VQEMA, BCVLRConfig, BFSExpert, make_minigrid_pixels, record_video
 from nips25_bcvlr.baselines import BCO, BaselineConfig
 
+from nips25_shared.bench import median_seconds, peak_rss_mib
+
 REPEATS = 7
 
 
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def median_ms(fn, repeats: int = REPEATS, inner: int = 20) -> float:  # type: ignore[no-untyped-def]
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+    """Median over ``repeats`` of the mean time of ``inner`` back-to-back calls, ms (one warm-up)."""
+
+    def block() -> None:
         for _ in range(inner):
             fn()
-        times.append((time.perf_counter() - start) / inner)
-    return 1e3 * statistics.median(times)
+
+    return 1e3 * median_seconds(block, repeats=repeats, warmup=1) / inner
 
 
 def bench_vq() -> None:
@@ -79,7 +75,7 @@ def main() -> None:
     print(f"torch {torch.__version__}, 1 thread")
     bench_vq()
     bench_pipeline()
-    print(f"peak memory (max RSS): {peak_mb():.0f} MB")
+    print(f"peak memory (max RSS): {peak_rss_mib():.0f} MB")
 
 
 if __name__ == "__main__":

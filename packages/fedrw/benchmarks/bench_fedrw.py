@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import resource
 import statistics
 
 import numpy as np
 from nips25_fedrw import OpenMinedPSI, ep_mpd_hard_dedup, load_corpus, overlapping_clients, ppmpr
+
+from nips25_shared.bench import peak_rss_mib
 
 
 def _pool(n_items: int) -> list[str]:
@@ -37,7 +38,7 @@ def _measure(method: str, k: int, n_items: int, repeats: int) -> dict[str, float
             par.append(tree.parallel_seconds)
             ser.append(tree.seconds)
             runs, mb = tree.psi_runs, tree.transcript_bytes / 1e6
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = peak_rss_mib()
     return {"parallel": statistics.median(par), "serial": statistics.median(ser), "runs": runs, "mb": mb,
             "peak_mb": peak_mb}  # fmt: skip
 
