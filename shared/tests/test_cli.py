@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from nips25_shared import Claim, Report, add_common_arguments, run_reproduce
+from nips25_shared import Claim, Report, add_common_arguments, positive_int, run_reproduce, seed_int
 
 
 def _reproduce(*, profile, seed, out_dir):
@@ -98,3 +98,28 @@ def test_bad_seed_is_a_one_line_usage_error(bad: str, capsys: pytest.CaptureFixt
 def test_largest_seed_is_accepted() -> None:
     parser = add_common_arguments(argparse.ArgumentParser(prog="demo"), slug="demo")
     assert parser.parse_args(["--seed", str(2**32 - 1)]).seed == 2**32 - 1
+
+
+@pytest.mark.parametrize(("text", "expected"), [("1", 1), ("17", 17)])
+def test_positive_int_accepts_counts(text: str, expected: int) -> None:
+    assert positive_int(text) == expected
+
+
+@pytest.mark.parametrize("bad", ["0", "-3", "2.5", "x", ""])
+def test_positive_int_rejects_with_a_usage_error(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="demo")
+    parser.add_argument("--n", type=positive_int)
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(["--n", bad])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--n" in err and ">= 1" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("text", "ok"), [("0", True), (str(2**32 - 1), True), ("-1", False), (str(2**32), False)])
+def test_seed_int_range(text: str, ok: bool) -> None:
+    if ok:
+        assert seed_int(text) == int(text)
+    else:
+        with pytest.raises(argparse.ArgumentTypeError, match=r"\[0, 2\*\*32 - 1\]"):
+            seed_int(text)

@@ -7,7 +7,7 @@ imported lazily, and only when installed.
 from importlib.metadata import PackageNotFoundError, version
 
 from nips25_shared.cache import CacheError, FetchError, cache_dir, cached, fetch
-from nips25_shared.cli import add_common_arguments, run_reproduce
+from nips25_shared.cli import add_common_arguments, positive_int, run_reproduce, seed_int
 from nips25_shared.logs import configure_logging, get_logger, is_quiet, progress
 from nips25_shared.reports import Claim, Report, environment, load_report, summarize, write_report
 from nips25_shared.seeds import jax_key, seed_everything
@@ -33,9 +33,11 @@ __all__ = [
     "is_quiet",
     "jax_key",
     "load_report",
+    "positive_int",
     "progress",
     "run_reproduce",
     "seed_everything",
+    "seed_int",
     "summarize",
     "write_report",
 ]

@@ -11,20 +11,40 @@ from nips25_shared.logs import configure_logging, get_logger
 from nips25_shared.reports import Report, write_report
 from nips25_shared.seeds import seed_everything
 
-__all__ = ["add_common_arguments", "run_reproduce"]
+__all__ = ["add_common_arguments", "positive_int", "run_reproduce", "seed_int"]
 
 PROFILES = ("quick", "paper")
 _MAX_SEED = 2**32 - 1
 
 
-def _seed(text: str) -> int:
-    """``--seed`` type: an integer in [0, 2**32 - 1], else argparse's one-line usage error (exit code 2)."""
+def seed_int(text: str) -> int:
+    """argparse ``type`` for a seed: an integer in [0, 2**32 - 1] (what :func:`seed_everything` accepts).
+
+    Raises:
+        argparse.ArgumentTypeError: if ``text`` is not such an integer (argparse turns it into a one-line usage
+            error with exit code 2).
+    """
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32 - 1], got {text!r}") from None
     if not 0 <= value <= _MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32 - 1], got {value}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse ``type`` for a count: an integer >= 1.
+
+    Raises:
+        argparse.ArgumentTypeError: if ``text`` is not an integer >= 1 (a one-line usage error, exit code 2).
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
     return value
 
 
@@ -51,7 +71,7 @@ def add_common_arguments(
         raise ValueError(f"profiles must be a non-empty sequence of distinct non-empty names, got {profiles!r}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output (repeatable)")
     parser.add_argument("-q", "--quiet", action="count", default=0, help="less log output, no progress bars")
-    parser.add_argument("--seed", type=_seed, default=0, help="random seed in [0, 2**32 - 1] (default 0)")
+    parser.add_argument("--seed", type=seed_int, default=0, help="random seed in [0, 2**32 - 1] (default 0)")
     parser.add_argument("--out", type=Path, default=Path("reports") / slug, help=f"output dir (reports/{slug})")
     parser.add_argument(
         "--profile", choices=names, default=names[0], help=f"one of {', '.join(names)} (default {names[0]})"

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything, seed_int
 
 __all__ = ["main"]
 
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in (rec, tr):
         p.add_argument("--env-id", default="MiniGrid-Empty-Random-6x6-v0", help="MiniGrid env id")
         p.add_argument("--tile-size", type=int, default=5, help="pixels per grid cell")
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=seed_int, default=0)
     args = parser.parse_args(argv)
     out_parent = getattr(args, "out", None)
     if args.command != "reproduce" and out_parent is not None and not out_parent.parent.is_dir():

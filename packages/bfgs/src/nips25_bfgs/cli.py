@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_int
 
 __all__ = ["main"]
 
@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--B0", type=_parse_b0, default=["identity", "hessian"], help="e.g. identity,hessian,1e-3")
     run.add_argument("--gap", type=float, default=1e-10, help="stop at f - f* <= gap (default 1e-10)")
     run.add_argument("--max-iter", type=int, default=3000)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--seed", type=seed_int, default=0)
     run.add_argument("--out", type=Path, default=None, help="write a JSON summary here")
     run.add_argument("-v", "--verbose", action="count", default=0)
     run.add_argument("-q", "--quiet", action="count", default=0)

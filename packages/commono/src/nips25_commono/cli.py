@@ -16,21 +16,11 @@ from nips25_commono.models import AllOptions, NoisyOracle, NoneOption, RandomGue
 from nips25_commono.reproduce import reproduce
 from nips25_commono.scene import SceneGenerator, control_example
 from nips25_commono.scoring import ScoreReport, evaluate, score
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+from nips25_shared import add_common_arguments, configure_logging, positive_int, run_reproduce, seed_int
 
 __all__ = ["main"]
 
 SUBSET_OBJECTS = {"main": (3, 7), "complex": (8, 16)}
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,15 +29,15 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("reproduce", help="the paper's analyses on generated scenes; writes reports/commono/")
     add_common_arguments(rep, slug="commono")
     demo = sub.add_parser("demo", help="generated questions, every weight-free baseline, a printed table")
-    demo.add_argument("--n", type=_positive, default=500, help="questions per subset (default 500)")
+    demo.add_argument("--n", type=positive_int, default=500, help="questions per subset (default 500)")
     demo.add_argument("--library", choices=["emoji", "procedural"], default="emoji")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=seed_int, default=0)
     demo.add_argument("-q", "--quiet", action="count", default=0)
     gen = sub.add_parser("generate", help="write generated questions as Common-O-layout parquet")
-    gen.add_argument("--n", type=_positive, default=100, help="number of questions (default 100)")
+    gen.add_argument("--n", type=positive_int, default=100, help="number of questions (default 100)")
     gen.add_argument("--subset", choices=sorted(SUBSET_OBJECTS), default="main")
     gen.add_argument("--library", choices=["emoji", "procedural"], default="emoji")
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--seed", type=seed_int, default=0)
     gen.add_argument("--out", type=Path, required=True, help="output .parquet file")
     sc = sub.add_parser("score", help="score a model's replies (JSONL with id and response) on local Common-O files")
     sc.add_argument("--pred", type=Path, required=True, help="JSONL, one {'id': ..., 'response': ...} per line")

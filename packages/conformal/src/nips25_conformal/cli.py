@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from nips25_conformal.reproduce import EXACT, RULES, ExperimentConfig, reproduce, run_experiment
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_int
 
 __all__ = ["main"]
 
@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--m", type=int, default=3, help="views per instance (default 3)")
     demo.add_argument("--alpha", type=float, default=0.1, help="miscoverage level (default 0.1)")
     demo.add_argument("--splits", type=int, default=20, help="random splits (default 20)")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=seed_int, default=0)
     demo.add_argument("-v", "--verbose", action="count", default=0)
     demo.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)

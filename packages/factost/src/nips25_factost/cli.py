@@ -8,16 +8,16 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+from nips25_shared import (
+    add_common_arguments,
+    configure_logging,
+    positive_int,
+    run_reproduce,
+    seed_everything,
+    seed_int,
+)
 
 __all__ = ["main"]
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
-    return value
 
 
 def _pretrain(args: argparse.Namespace) -> int:
@@ -102,18 +102,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     pre = sub.add_parser("pretrain", help="Stage 1: pretrain a backbone on the offline pool (needs [data])")
     ada = sub.add_parser("adapt", help="Stage 2: fit the adapter on a CSV panel and forecast the next H steps")
     for p in (pre, ada):
-        p.add_argument("--context", type=_positive, default=12, help="L (12)")
-        p.add_argument("--horizon", type=_positive, default=12, help="H (12)")
-        p.add_argument("--steps", type=_positive, default=300, help="optimiser steps (300)")
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--context", type=positive_int, default=12, help="L (12)")
+        p.add_argument("--horizon", type=positive_int, default=12, help="H (12)")
+        p.add_argument("--steps", type=positive_int, default=300, help="optimiser steps (300)")
+        p.add_argument("--seed", type=seed_int, default=0)
         p.add_argument("-v", "--verbose", action="count", default=0)
         p.add_argument("-q", "--quiet", action="count", default=0)
     pre.add_argument("--out", type=Path, required=True, help="checkpoint file to write")
-    pre.add_argument("--batch-size", type=_positive, default=128)
-    pre.add_argument("--per-domain", type=_positive, default=1500, help="pool windows per domain")
-    pre.add_argument("--d-model", type=_positive, default=64)
-    pre.add_argument("--n-layers", type=_positive, default=3)
-    pre.add_argument("--replay", type=_positive, default=1024, help="replay buffer capacity")
+    pre.add_argument("--batch-size", type=positive_int, default=128)
+    pre.add_argument("--per-domain", type=positive_int, default=1500, help="pool windows per domain")
+    pre.add_argument("--d-model", type=positive_int, default=64)
+    pre.add_argument("--n-layers", type=positive_int, default=3)
+    pre.add_argument("--replay", type=positive_int, default=1024, help="replay buffer capacity")
     ada.add_argument("--checkpoint", type=Path, required=True, help="file written by `nips25-factost pretrain`")
     ada.add_argument("--csv", type=Path, required=True, help="first column timestamps, one column per node")
     ada.add_argument("--coords", type=Path, default=None, help="CSV: node name, then two coordinate columns")

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_int
 
 __all__ = ["main"]
 
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim.add_argument("--items", type=int, default=128, help="distinct samples per client when no --data")
     sim.add_argument("--dup-rate", type=float, default=0.3, help="planted local duplicates (default 0.3)")
     sim.add_argument("--timeout", type=float, default=300.0, help="seconds before the processes are killed")
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--seed", type=seed_int, default=0)
     sim.add_argument("-v", "--verbose", action="count", default=0)
     sim.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)

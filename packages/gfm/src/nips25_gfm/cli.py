@@ -8,7 +8,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything, seed_int
 
 __all__ = ["main"]
 
@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pr.add_argument("--model", type=Path, required=True, help="file written by `train --save`")
     pr.add_argument("--task", required=True, choices=sorted(DATASETS), help="graph to classify")
     for p in (tr, pr):
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=seed_int, default=0)
         p.add_argument("-v", "--verbose", action="count", default=0)
         p.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from nips25_gnnclt.experiment import GridConfig, clt_grid, default_model
 from nips25_gnnclt.reproduce import reproduce
-from nips25_shared import add_common_arguments, configure_logging, jax_key, run_reproduce
+from nips25_shared import add_common_arguments, configure_logging, jax_key, run_reproduce, seed_int
 
 __all__ = ["main"]
 
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--n-proj", type=_int_at_least(1), default=32, help="directions of the sliced W1 (32)")
     sim.add_argument("--head-per-class", type=_int_at_least(2), default=500, help="embeddings per class for CE (500)")
     sim.add_argument("--head-steps", type=_int_at_least(1), default=100, help="L-BFGS steps per head (100)")
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--seed", type=seed_int, default=0)
     sim.add_argument("-q", "--quiet", action="count", default=0)
     sim.add_argument("-v", "--verbose", action="count", default=0)
     return parser

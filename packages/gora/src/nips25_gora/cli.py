@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything, seed_int
 
 __all__ = ["main"]
 
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ini.add_argument("--n-steps", type=int, default=32, help="gradient batches N")
     ini.add_argument("--batch-size", type=int, default=4)
     ini.add_argument("--max-length", type=int, default=512)
-    ini.add_argument("--seed", type=int, default=0)
+    ini.add_argument("--seed", type=seed_int, default=0)
     ini.add_argument("-v", "--verbose", action="count", default=0)
     ini.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)

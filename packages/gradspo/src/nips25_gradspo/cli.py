@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, progress, run_reproduce, seed_everything
+from nips25_shared import add_common_arguments, configure_logging, progress, run_reproduce, seed_everything, seed_int
 
 __all__ = ["main"]
 
@@ -110,14 +110,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr.add_argument("--batch", type=int, default=8, help="prompts per iteration (>= 1)")
     tr.add_argument("--candidates", type=int, default=4, help="candidates per step K (>= 2)")
     tr.add_argument("--lr", type=float, default=2e-3, help="AdamW learning rate (> 0)")
-    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--seed", type=seed_int, default=0)
     tr.add_argument("--out", type=Path, default=Path("gradspo-lora"), help="output directory")
     _verbosity(tr)
     pre = sub.add_parser("pretrain", help="regenerate the shipped digits UNet and noisy-digit classifier")
     pre.add_argument("--out", type=Path, required=True, help="output directory")
     pre.add_argument("--unet-steps", type=int, default=2500)
     pre.add_argument("--classifier-steps", type=int, default=2000)
-    pre.add_argument("--seed", type=int, default=0)
+    pre.add_argument("--seed", type=seed_int, default=0)
     _verbosity(pre)
     wt = sub.add_parser("weights", help="print the per-step weights GradSPO and SPO imply")
     wt.add_argument("--schedule", choices=["sd15", "digits"], default="sd15")

@@ -6,7 +6,7 @@ import argparse
 import math
 from collections.abc import Sequence
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything, seed_int
 
 __all__ = ["main"]
 
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = sub.add_parser("run", help="poll-driven markets: loss, log score and states called per mechanism")
     run.add_argument("--data", choices=["polls2016", "synthetic"], default="polls2016")
     run.add_argument("--b", type=float, default=100.0, help="liquidity b of every market (default 100)")
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--seed", type=seed_int, default=0)
     run.add_argument("-v", "--verbose", action="count", default=0)
     run.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)

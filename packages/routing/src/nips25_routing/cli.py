@@ -17,7 +17,7 @@ from nips25_routing.history import HistoryStore
 from nips25_routing.port import PORTRouter
 from nips25_routing.reproduce import reproduce
 from nips25_routing.validation import check_positive_int
-from nips25_shared import add_common_arguments, run_reproduce
+from nips25_shared import add_common_arguments, run_reproduce, seed_int
 
 __all__ = ["StreamLineError", "main", "parse_query_line", "route_stream"]
 
@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rt.add_argument("--backend", choices=BACKENDS, default="faiss-hnsw", help="kNN backend (default faiss-hnsw)")
     rt.add_argument("--batch-size", type=int, default=256, help="queries per routing batch, >= 1 (default 256)")
     rt.add_argument("--state", type=Path, help="router state JSON: resumed if present, written after routing")
-    rt.add_argument("--seed", type=int, help="seed of the learning phase (default 0)")
+    rt.add_argument("--seed", type=seed_int, help="seed of the learning phase (default 0)")
     args = parser.parse_args(argv)
     if args.command == "reproduce":
         try:

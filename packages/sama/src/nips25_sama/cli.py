@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_int
 
 __all__ = ["main"]
 
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="write real-image demo clips + tracker predictions in SAMA-Bench format")
     demo.add_argument("--out", type=Path, required=True, help="output directory")
     demo.add_argument("--n-clips", type=int, default=4)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=seed_int, default=0)
     demo.add_argument("-v", "--verbose", action="count", default=0)
     demo.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
-from nips25_shared import add_common_arguments, configure_logging, jax_key, run_reproduce
+from nips25_shared import add_common_arguments, configure_logging, jax_key, run_reproduce, seed_int
 from nips25_submodular.double_greedy import double_greedy
 from nips25_submodular.instances import MAX_CUT_GRAPHS, max_cut_graph
 from nips25_submodular.matroids import Free
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--mode", choices=("mult", "add"), default="mult")
     run.add_argument("--method", default="naive,meta", help="comma list of naive, meta, noiseless")
     run.add_argument("--seeds", type=int, default=20)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--seed", type=seed_int, default=0)
     run.add_argument("-v", "--verbose", action="count", default=0)
     run.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything, seed_int
 from nips25_tmex.gcm import DegenerateResidualWarning
 from nips25_tmex.measurement import tmex
 from nips25_tmex.reproduce import ReproduceConfig, demonstration, reproduce
@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--k", type=int, nargs="+", default=[3, 20], help="numbers of latents (default 3 20)")
     demo.add_argument("--n", type=int, default=250, help="samples per SCM (default 250)")
     demo.add_argument("--reps", type=int, default=5, help="random SCMs per k (default 5)")
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--seed", type=seed_int, default=0)
     demo.add_argument("-q", "--quiet", action="count", default=0)
     score = sub.add_parser("score", help="T-MEX of a representation file against a latents file (.npy or .csv)")
     score.add_argument("--latents", type=Path, required=True, help="(n, k) latents")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_int
 from nips25_treegen.reproduce import reproduce
 
 __all__ = ["main"]
@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--n-jets", type=int, default=100, help="number of jets (default 100)")
     sim.add_argument("--leaves", type=_leaf_range, default=(5, 9), help="leaf count N or LO..HI (default 5..9)")
     sim.add_argument("--jet-type", choices=["QCD", "W"], default="QCD")
-    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--seed", type=seed_int, default=0)
     sim.add_argument("--out", type=Path, required=True, help="output .npz")
     clu = sub.add_parser("cluster", help="exact trellis log Z, MAP and baselines for one jet of an .npz")
     clu.add_argument("jets", type=Path, help=".npz written by `simulate`")

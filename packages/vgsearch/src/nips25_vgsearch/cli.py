@@ -8,7 +8,14 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything
+from nips25_shared import (
+    add_common_arguments,
+    configure_logging,
+    positive_int,
+    run_reproduce,
+    seed_everything,
+    seed_int,
+)
 
 __all__ = ["main"]
 
@@ -22,16 +29,6 @@ def _granularity(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"g must be an int >= 1 or 'inf', got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"g must be an int >= 1 or 'inf', got {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}")
     return value
 
 
@@ -82,13 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_arguments(rep, slug="vgsearch")
     swp = sub.add_parser("sweep", help="accuracy-FLOPs table over g and n, with its Pareto front")
     swp.add_argument("--task", choices=("stepchain", "arith"), default="stepchain")
-    swp.add_argument("--n", type=_positive, nargs="+", default=[4, 16, 64], help="candidates per round")
+    swp.add_argument("--n", type=positive_int, nargs="+", default=[4, 16, 64], help="candidates per round")
     swp.add_argument("--g", type=_granularity, nargs="+", default=[1, 2, 3, 4, None], help="granularities; 'inf'")
-    swp.add_argument("--beam-width", type=_positive, default=4, help="children per kept beam B2")
-    swp.add_argument("--problems", type=_positive, default=100, help="number of problems")
-    swp.add_argument("--max-steps", type=_positive, default=12, help="depth reached before the last round")
+    swp.add_argument("--beam-width", type=positive_int, default=4, help="children per kept beam B2")
+    swp.add_argument("--problems", type=positive_int, default=100, help="number of problems")
+    swp.add_argument("--max-steps", type=positive_int, default=12, help="depth reached before the last round")
     swp.add_argument("--json", type=Path, default=None, help="also write the table as JSON here")
-    swp.add_argument("--seed", type=int, default=0)
+    swp.add_argument("--seed", type=seed_int, default=0)
     swp.add_argument("-v", "--verbose", action="count", default=0)
     swp.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
