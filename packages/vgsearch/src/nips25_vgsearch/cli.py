@@ -24,12 +24,9 @@ def _granularity(text: str) -> int | None:
     if text.lower() in ("inf", "full", "none"):
         return None
     try:
-        value = int(text)
-    except ValueError:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"g must be an int >= 1 or 'inf', got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"g must be an int >= 1 or 'inf', got {text!r}")
-    return value
 
 
 def _sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
