@@ -40,6 +40,8 @@ def test_cli_help_and_bad_arguments_exit_2(capsys, tmp_path):
         ["simulate", "--dup-rate", "-1"],
         ["simulate", "--data", str(tmp_path / "missing.txt"), str(tmp_path / "missing2.txt")],
         ["simulate", "--items", "100000"],
+        ["simulate", "--count-cap", "0"],
+        ["simulate", "--count-cap", "100000"],
     ]
     for argv in bad:
         with pytest.raises(SystemExit) as exc:

@@ -9,9 +9,10 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from nips25_fedrw.corpus import CORPORA, load_corpus, overlapping_clients, plant_duplicates, split_clients
+from nips25_fedrw.count_encoding import answerer_items, capped_counts, querier_items
 from nips25_fedrw.dedup import DedupResult, ep_mpd_hard_dedup, trusted_party_dedup
 from nips25_fedrw.intersection import OpenMinedPSI, PlainOracle, PSIBackend, PSIRun
-from nips25_fedrw.ppmpr import ClientView, PPMPRResult, contribution_vectors, ppmpr
+from nips25_fedrw.ppmpr import ClientView, PPMPRResult, contribution_vectors, plaintext_frequencies, ppmpr
 from nips25_fedrw.samples import Client, canonicalize
 from nips25_fedrw.schedule import round_robin_schedule
 from nips25_fedrw.secure_sum import run_party, secure_sum
@@ -61,7 +62,9 @@ __all__ = [
     "PlainOracle",
     "TinyCausalLM",
     "__version__",
+    "answerer_items",
     "canonicalize",
+    "capped_counts",
     "contribution_vectors",
     "encode_samples",
     "ep_mpd_hard_dedup",
@@ -69,8 +72,10 @@ __all__ = [
     "load_corpus",
     "overlapping_clients",
     "perplexity",
+    "plaintext_frequencies",
     "plant_duplicates",
     "ppmpr",
+    "querier_items",
     "round_robin_schedule",
     "run_party",
     "sample_weights",
