@@ -9,8 +9,8 @@ import pytest
 from nips25_fedrw.cli import main
 from nips25_fedrw.reproduce import reproduce
 
-CLAIMS = {"fedrw-lower-perplexity", "ppmpr-faster-than-ep-mpd", "ppmpr-exact-frequencies",
-          "client-view-reveals-only-aggregates"}  # fmt: skip
+CLAIMS = {"fedrw-lower-perplexity", "fedrw-lower-perplexity-every-rate", "fedrw-lower-perplexity-non-iid",
+          "ppmpr-faster-than-ep-mpd", "ppmpr-exact-frequencies", "client-view-reveals-only-aggregates"}  # fmt: skip
 
 
 def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
@@ -22,6 +22,9 @@ def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
     measured = {c.id: c.measured for c in report.claims}
     ppl = measured["fedrw-lower-perplexity"]["mean_ppl"]
     assert set(ppl) == {"none", "hard_ep_mpd", "fedrw"} and all(1.0 < v < 258.0 * 2 for v in ppl.values())
+    assert set(measured["fedrw-lower-perplexity-every-rate"]) == {"IID 0.1", "IID 0.2", "IID 0.3"}
+    assert set(measured["fedrw-lower-perplexity-non-iid"]) == {"non-IID 0.3"}
+    assert measured["fedrw-lower-perplexity-non-iid"]["non-IID 0.3"]["mean_ppl"]["fedrw"] > 1.0
     assert set(measured["ppmpr-faster-than-ep-mpd"]["ratio_parallel"]) == {"2", "3"}
     assert measured["ppmpr-exact-frequencies"]["exact"] is True
     assert report.figures == ["fedrw.png"] and (tmp_path / "fedrw.png").is_file()

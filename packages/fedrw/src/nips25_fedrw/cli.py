@@ -85,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
     add_common_arguments(rep, slug="fedrw", profiles=("quick", "paper", "tiny"))
+    rep.add_argument("--gpt2", type=Path, metavar="DIR",
+                     help="local GPT-2 directory for --profile paper (default $NIPS25_FEDRW_GPT2)")  # fmt: skip
     sim = sub.add_parser("simulate", help="run PPMPR with one process per client over loopback")
     sim.add_argument("--data", type=Path, nargs="+", help="one text file per client, one sample per line")
     sim.add_argument("--corpus", choices=("sonnets", "jokes"), default="sonnets", help="built-in corpus")
@@ -99,8 +101,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     sim.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
     if args.command == "reproduce":
-        from nips25_fedrw.reproduce import reproduce
+        import os
 
+        from nips25_fedrw.gpt2 import GPT2_ENV, gpt2_path
+        from nips25_fedrw.reproduce import PROFILES, reproduce
+
+        if args.gpt2 is not None or PROFILES[args.profile].model == "gpt2":
+            try:
+                os.environ[GPT2_ENV] = str(gpt2_path(args.gpt2))
+            except FileNotFoundError as exc:
+                parser.error(f"--profile {args.profile}: {exc}")
         run_reproduce(reproduce, args)
         return 0
     return _simulate(args, parser)

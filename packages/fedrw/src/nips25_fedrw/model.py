@@ -94,6 +94,15 @@ class TinyCausalLM(nn.Module):
         self.head = nn.Linear(config.d_model, VOCAB_SIZE)
         nn.init.normal_(self.pos, std=0.02)
 
+    @property
+    def max_len(self) -> int:
+        """Longest token sequence the model takes."""
+        return self.config.max_len
+
+    def encode(self, samples: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(x, y, mask)`` of :func:`encode_samples` at this model's ``max_len``."""
+        return encode_samples(samples, max_len=self.config.max_len)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, T, 258)`` for int64 tokens ``(B, T)``, ``T <= max_len``."""
         if x.ndim != 2 or x.shape[1] > self.config.max_len:
