@@ -20,12 +20,16 @@ from nips25_fedrw.simulate import simulate
 from nips25_fedrw.weights import WEIGHT_KINDS, sample_weights
 
 if TYPE_CHECKING:
-    from nips25_fedrw.fedavg import FedAvgConfig, fedavg_train, perplexity
+    from nips25_fedrw.fedavg import CausalLM, FedAvgConfig, fedavg_train, perplexity
+    from nips25_fedrw.gpt2 import GPT2LM, load_gpt2
     from nips25_fedrw.loss import weighted_lm_loss
     from nips25_fedrw.model import LMConfig, TinyCausalLM, encode_samples
 
 # The torch-based names load on first use, so that the protocol's client processes start without importing torch.
 _LAZY = {
+    "CausalLM": "fedavg",
+    "GPT2LM": "gpt2",
+    "load_gpt2": "gpt2",
     "FedAvgConfig": "fedavg",
     "fedavg_train": "fedavg",
     "perplexity": "fedavg",
@@ -49,7 +53,9 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "CORPORA",
+    "GPT2LM",
     "WEIGHT_KINDS",
+    "CausalLM",
     "Client",
     "ClientView",
     "DedupResult",
@@ -70,6 +76,7 @@ __all__ = [
     "ep_mpd_hard_dedup",
     "fedavg_train",
     "load_corpus",
+    "load_gpt2",
     "overlapping_clients",
     "perplexity",
     "plaintext_frequencies",

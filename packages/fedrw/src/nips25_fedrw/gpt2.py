@@ -15,6 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from nips25_fedrw.model import pack_sequences
+
 __all__ = ["GPT2LM", "GPT2_ENV", "gpt2_path", "load_gpt2"]
 
 GPT2_ENV = "NIPS25_FEDRW_GPT2"
@@ -85,21 +87,15 @@ class GPT2LM(nn.Module):
         if isinstance(samples, str) or len(samples) == 0:
             raise ValueError("samples must be a non-empty sequence of str")
         eos = int(self.tokenizer.eos_token_id)
-        b, t = len(samples), self._max_len
-        x = torch.full((b, t), eos, dtype=torch.int64)
-        y = torch.full((b, t), eos, dtype=torch.int64)
-        mask = torch.zeros((b, t), dtype=torch.bool)
+        seqs = []
         for r, s in enumerate(samples):
             if not isinstance(s, str):
                 raise TypeError(f"samples[{r}] must be a str, got {type(s).__name__}")
-            ids = list(self.tokenizer(s, add_special_tokens=False)["input_ids"])[: t - 1]
+            ids = list(self.tokenizer(s, add_special_tokens=False)["input_ids"])
             if s and not ids:
                 raise ValueError(f"the tokenizer produced no tokens for samples[{r}] (is its vocabulary loaded?)")
-            n = len(ids) + 1
-            x[r, :n] = torch.tensor([eos, *ids])
-            y[r, :n] = torch.tensor([*ids, eos])
-            mask[r, :n] = True
-        return x, y, mask
+            seqs.append(ids)
+        return pack_sequences(seqs, boundary=eos, pad=eos, max_len=self._max_len)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, T, V)`` for int64 tokens ``(B, T)``, ``T <= max_len``."""
