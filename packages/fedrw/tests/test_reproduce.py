@@ -78,6 +78,11 @@ def test_cli_simulate_runs_client_processes_on_user_files(tmp_path, capsys):
     assert summary["clients"] == 3 and summary["samples"] == [3, 2, 2]
     assert summary["frequencies_equal_plaintext_counts"] is True and summary["in_process_agrees"] is True
     assert summary["max_frequency"] == 3
+    # count-encoded PSI with T = 1: "the rose" (2 copies at a, 1 at c) counts 2 + 1 at a, min(2, 1) + 1 at c
+    assert main(["simulate", "--data", *paths, "--timeout", "120", "--count-cap", "1"]) == 0
+    capped = json.loads(capsys.readouterr().out)
+    assert capped["count_cap"] == 1 and capped["frequencies_equal_plaintext_counts"] is True
+    assert capped["in_process_agrees"] is True and capped["max_frequency"] == 3
 
 
 def test_cli_simulate_bad_timeout_seed_encoding_and_failed_run_exit_2(capsys, tmp_path, monkeypatch):
