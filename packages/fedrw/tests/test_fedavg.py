@@ -57,3 +57,19 @@ def test_fedavg_rejects_bad_input():
         fedavg_train(DATA, weights=[np.ones(3), np.array([1.0, np.inf])], config=CFG, model_config=SMALL)
     with pytest.raises(ValueError, match="samples"):
         perplexity(TinyCausalLM(SMALL), [])
+
+
+def test_epoch_budget_visits_every_sample_once_per_epoch_and_fewer_samples_take_fewer_steps():
+    """EP-MPD's budget: local epochs over shuffled client data, so a deduplicated (smaller) client steps less."""
+    from nips25_fedrw.fedavg import _batches
+
+    cfg = FedAvgConfig(rounds=1, batch_size=2, local_epochs=2)
+    batches = _batches(5, cfg, np.random.default_rng(0))
+    assert [len(b) for b in batches] == [2, 2, 1, 2, 2, 1]
+    assert sorted(np.concatenate(batches[:3]).tolist()) == [0, 1, 2, 3, 4] == sorted(np.concatenate(batches[3:]))
+    _, hist = fedavg_train(DATA, config=cfg, model_config=SMALL, seed=0)
+    assert hist[0]["steps"] == 2 * (2 + 1)  # clients of 3 and 2 samples: 2 + 1 batches per epoch
+    _, hist_dedup = fedavg_train([DATA[0][:1], DATA[1][:1]], config=cfg, model_config=SMALL, seed=0)
+    assert hist_dedup[0]["steps"] == 2 * (1 + 1)
+    with pytest.raises(ValueError, match="local_epochs"):
+        FedAvgConfig(local_epochs=0)

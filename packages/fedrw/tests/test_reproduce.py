@@ -9,8 +9,8 @@ import pytest
 from nips25_fedrw.cli import main
 from nips25_fedrw.reproduce import reproduce
 
-CLAIMS = {"fedrw-lower-perplexity", "ppmpr-faster-than-ep-mpd", "ppmpr-exact-frequencies",
-          "client-view-reveals-only-aggregates"}  # fmt: skip
+CLAIMS = {"fedrw-lower-perplexity", "fedrw-lower-perplexity-every-rate", "fedrw-lower-perplexity-non-iid",
+          "ppmpr-faster-than-ep-mpd", "ppmpr-exact-frequencies", "client-view-reveals-only-aggregates"}  # fmt: skip
 
 
 def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
@@ -22,6 +22,9 @@ def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
     measured = {c.id: c.measured for c in report.claims}
     ppl = measured["fedrw-lower-perplexity"]["mean_ppl"]
     assert set(ppl) == {"none", "hard_ep_mpd", "fedrw"} and all(1.0 < v < 258.0 * 2 for v in ppl.values())
+    assert set(measured["fedrw-lower-perplexity-every-rate"]) == {"IID 0.1", "IID 0.2", "IID 0.3"}
+    assert set(measured["fedrw-lower-perplexity-non-iid"]) == {"non-IID 0.3"}
+    assert measured["fedrw-lower-perplexity-non-iid"]["non-IID 0.3"]["mean_ppl"]["fedrw"] > 1.0
     assert set(measured["ppmpr-faster-than-ep-mpd"]["ratio_parallel"]) == {"2", "3"}
     assert measured["ppmpr-exact-frequencies"]["exact"] is True
     assert report.figures == ["fedrw.png"] and (tmp_path / "fedrw.png").is_file()
@@ -40,6 +43,8 @@ def test_cli_help_and_bad_arguments_exit_2(capsys, tmp_path):
         ["simulate", "--dup-rate", "-1"],
         ["simulate", "--data", str(tmp_path / "missing.txt"), str(tmp_path / "missing2.txt")],
         ["simulate", "--items", "100000"],
+        ["simulate", "--count-cap", "0"],
+        ["simulate", "--count-cap", "100000"],
     ]
     for argv in bad:
         with pytest.raises(SystemExit) as exc:
@@ -73,6 +78,11 @@ def test_cli_simulate_runs_client_processes_on_user_files(tmp_path, capsys):
     assert summary["clients"] == 3 and summary["samples"] == [3, 2, 2]
     assert summary["frequencies_equal_plaintext_counts"] is True and summary["in_process_agrees"] is True
     assert summary["max_frequency"] == 3
+    # count-encoded PSI with T = 1: "the rose" (2 copies at a, 1 at c) counts 2 + 1 at a, min(2, 1) + 1 at c
+    assert main(["simulate", "--data", *paths, "--timeout", "120", "--count-cap", "1"]) == 0
+    capped = json.loads(capsys.readouterr().out)
+    assert capped["count_cap"] == 1 and capped["frequencies_equal_plaintext_counts"] is True
+    assert capped["in_process_agrees"] is True and capped["max_frequency"] == 3
 
 
 def test_cli_simulate_bad_timeout_seed_encoding_and_failed_run_exit_2(capsys, tmp_path, monkeypatch):

@@ -9,9 +9,10 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from nips25_fedrw.corpus import CORPORA, load_corpus, overlapping_clients, plant_duplicates, split_clients
+from nips25_fedrw.count_encoding import answerer_items, capped_counts, querier_items
 from nips25_fedrw.dedup import DedupResult, ep_mpd_hard_dedup, trusted_party_dedup
 from nips25_fedrw.intersection import OpenMinedPSI, PlainOracle, PSIBackend, PSIRun
-from nips25_fedrw.ppmpr import ClientView, PPMPRResult, contribution_vectors, ppmpr
+from nips25_fedrw.ppmpr import ClientView, PPMPRResult, contribution_vectors, plaintext_frequencies, ppmpr
 from nips25_fedrw.samples import Client, canonicalize
 from nips25_fedrw.schedule import round_robin_schedule
 from nips25_fedrw.secure_sum import run_party, secure_sum
@@ -19,12 +20,16 @@ from nips25_fedrw.simulate import simulate
 from nips25_fedrw.weights import WEIGHT_KINDS, sample_weights
 
 if TYPE_CHECKING:
-    from nips25_fedrw.fedavg import FedAvgConfig, fedavg_train, perplexity
+    from nips25_fedrw.fedavg import CausalLM, FedAvgConfig, fedavg_train, perplexity
+    from nips25_fedrw.gpt2 import GPT2LM, load_gpt2
     from nips25_fedrw.loss import weighted_lm_loss
     from nips25_fedrw.model import LMConfig, TinyCausalLM, encode_samples
 
 # The torch-based names load on first use, so that the protocol's client processes start without importing torch.
 _LAZY = {
+    "CausalLM": "fedavg",
+    "GPT2LM": "gpt2",
+    "load_gpt2": "gpt2",
     "FedAvgConfig": "fedavg",
     "fedavg_train": "fedavg",
     "perplexity": "fedavg",
@@ -48,7 +53,9 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "CORPORA",
+    "GPT2LM",
     "WEIGHT_KINDS",
+    "CausalLM",
     "Client",
     "ClientView",
     "DedupResult",
@@ -61,16 +68,21 @@ __all__ = [
     "PlainOracle",
     "TinyCausalLM",
     "__version__",
+    "answerer_items",
     "canonicalize",
+    "capped_counts",
     "contribution_vectors",
     "encode_samples",
     "ep_mpd_hard_dedup",
     "fedavg_train",
     "load_corpus",
+    "load_gpt2",
     "overlapping_clients",
     "perplexity",
+    "plaintext_frequencies",
     "plant_duplicates",
     "ppmpr",
+    "querier_items",
     "round_robin_schedule",
     "run_party",
     "sample_weights",

@@ -5,32 +5,67 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
 
 from nips25_fedrw.loss import weighted_lm_loss
-from nips25_fedrw.model import LMConfig, TinyCausalLM, encode_samples
+from nips25_fedrw.model import LMConfig, TinyCausalLM
 from nips25_shared import progress, seed_everything
 
-__all__ = ["FedAvgConfig", "fedavg_train", "perplexity"]
+__all__ = ["CausalLM", "FedAvgConfig", "fedavg_train", "perplexity"]
+
+
+@runtime_checkable
+class CausalLM(Protocol):
+    """A ``torch.nn.Module`` causal LM that tokenises its own text: :class:`TinyCausalLM` or a GPT-2 wrapper.
+
+    ``model(x)`` maps int64 tokens ``(B, T)`` to logits ``(B, T, V)``; ``encode(samples)`` gives ``(x, y, mask)``
+    (inputs, next-token targets, bool mask of real targets), each ``(B, T)`` with ``T <= max_len``.
+    """
+
+    def encode(self, samples: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Inputs, targets and mask of ``samples``."""
+        ...
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits for tokens ``x``."""
+        ...
 
 
 @dataclass(frozen=True)
 class FedAvgConfig:
-    """FedAvg hyper-parameters; every method in an experiment gets the same budget (rounds x local steps)."""
+    """FedAvg hyper-parameters; every method in an experiment gets the same budget.
+
+    The local budget is either ``local_epochs`` passes over the client's own samples in shuffled mini-batches without
+    replacement (EP-MPD's FL loop, which FedRW's experiments follow: a client holding fewer samples takes fewer
+    steps), or, when ``local_epochs`` is ``None``, ``local_steps`` mini-batches drawn uniformly with replacement.
+
+    Attributes:
+        rounds: FedAvg rounds ``>= 1``.
+        local_steps: local steps per round when ``local_epochs`` is ``None``.
+        batch_size: mini-batch size.
+        lr: AdamW learning rate in ``(0, 1]``.
+        reduction: ``"sample"`` or ``"token"`` (see :func:`nips25_fedrw.loss.weighted_lm_loss`).
+        local_epochs: local epochs per round ``>= 1``, or ``None`` for ``local_steps``.
+    """
 
     rounds: int = 3
     local_steps: int = 20
     batch_size: int = 32
     lr: float = 3e-3
     reduction: str = "sample"
+    local_epochs: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("rounds", "local_steps", "batch_size"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        e = self.local_epochs
+        if e is not None and (isinstance(e, bool) or not isinstance(e, int) or e < 1):
+            raise ValueError(f"local_epochs must be an int >= 1 or None, got {e!r}")
         if not isinstance(self.lr, float | int) or not math.isfinite(self.lr) or not 0.0 < self.lr <= 1.0:
             raise ValueError(f"lr must be in (0, 1], got {self.lr!r}")
         if self.reduction not in ("sample", "token"):
@@ -60,11 +95,13 @@ def fedavg_train(
     config: FedAvgConfig | None = None,
     model_config: LMConfig | None = None,
     seed: int = 0,
-) -> tuple[TinyCausalLM, list[dict[str, float]]]:
+    model: torch.nn.Module | None = None,
+) -> tuple[torch.nn.Module, list[dict[str, float]]]:
     r"""Federated averaging of :class:`TinyCausalLM` with the reweighted loss on every client.
 
-    Round ``r``: each client ``k`` starts from the global model, takes ``local_steps`` AdamW steps on mini-batches
-    drawn uniformly from its samples (duplicates included) with loss :func:`weighted_lm_loss`; the server averages
+    Round ``r``: each client ``k`` starts from the global model, takes AdamW steps with loss
+    :func:`weighted_lm_loss` on its samples (duplicates included): ``local_epochs`` shuffled passes, or
+    ``local_steps`` mini-batches drawn uniformly with replacement (see :class:`FedAvgConfig`); the server averages
     :math:`\theta = \sum_k a_k \theta_k / \sum_k a_k` with :math:`a_k = \sum_{x \in D_k} w(x)` (the client's
     sample count when every weight is 1, i.e. plain FedAvg). Local steps run under ``accelerate``.
 
@@ -72,11 +109,15 @@ def fedavg_train(
         client_samples: ``K >= 1`` non-empty lists of text samples.
         weights: per-client float arrays ``(len(client_samples[k]),)``, finite and ``> 0``; ``None`` means all 1.
         config: :class:`FedAvgConfig` (default: its defaults).
-        model_config: :class:`LMConfig` (default: its defaults).
+        model_config: :class:`LMConfig` of the :class:`TinyCausalLM` built when ``model`` is ``None``.
         seed: seeds the model initialisation and the mini-batch draws.
+        model: the initial global model, a :class:`CausalLM` ``torch.nn.Module`` (e.g.
+            :func:`nips25_fedrw.gpt2.load_gpt2`'s); ``None`` (default) builds a fresh :class:`TinyCausalLM`. It is
+            trained in place.
 
     Returns:
-        ``(model, history)``; ``history[r] = {"round": r, "train_loss": mean local loss}``.
+        ``(model, history)``; ``history[r] = {"round": r, "train_loss": mean local loss, "steps": local steps of
+        all clients in the round}``. Each batch is cut to its longest sample (no effect on a causal LM's outputs).
 
     Raises:
         ValueError: for no clients, an empty client, or malformed weights.
@@ -96,10 +137,13 @@ def fedavg_train(
     mcfg = LMConfig() if model_config is None else model_config
     if not isinstance(cfg, FedAvgConfig):
         raise TypeError(f"config must be a FedAvgConfig, got {type(cfg).__name__}")
+    if model is not None and not (isinstance(model, torch.nn.Module) and isinstance(model, CausalLM)):
+        raise TypeError(f"model must be a torch.nn.Module with encode(samples), got {type(model).__name__}")
     ws = _check_weights(weights, [len(s) for s in client_samples])
     seed_everything(seed)
-    model = TinyCausalLM(mcfg)
-    encoded = [encode_samples(list(s), max_len=mcfg.max_len) for s in client_samples]
+    if model is None:
+        model = TinyCausalLM(mcfg)
+    encoded = [model.encode(list(s)) for s in client_samples]
     agg = np.array([w.sum() for w in ws])
     accelerator = Accelerator(cpu=True)
     history: list[dict[str, float]] = []
@@ -113,9 +157,10 @@ def fedavg_train(
             local, opt = accelerator.prepare(model, opt)
             rng = np.random.default_rng([seed, r, k])
             w_k = torch.as_tensor(ws[k], dtype=torch.float32)
-            for _ in range(cfg.local_steps):
-                idx = torch.as_tensor(rng.integers(0, x.shape[0], size=cfg.batch_size))
-                loss = weighted_lm_loss(local(x[idx]), y[idx], m[idx], w_k[idx], reduction=cfg.reduction)
+            for batch in _batches(x.shape[0], cfg, rng):
+                idx = torch.as_tensor(batch)
+                t = int(m[idx].sum(dim=1).max())  # trailing padding changes nothing in a causal LM: cut it
+                loss = weighted_lm_loss(local(x[idx, :t]), y[idx, :t], m[idx, :t], w_k[idx], reduction=cfg.reduction)
                 opt.zero_grad()
                 accelerator.backward(loss)
                 opt.step()
@@ -123,18 +168,29 @@ def fedavg_train(
             for n, p in accelerator.unwrap_model(local).state_dict().items():
                 new_state[n] += p.detach() * float(agg[k] / agg.sum())
         model.load_state_dict(new_state)
-        history.append({"round": float(r), "train_loss": float(np.mean(losses))})
+        history.append({"round": float(r), "train_loss": float(np.mean(losses)), "steps": float(len(losses))})
     return model, history
 
 
+def _batches(n: int, cfg: FedAvgConfig, rng: np.random.Generator) -> list[np.ndarray]:
+    """Index batches of one client's round: shuffled epochs without replacement, or uniform draws."""
+    if cfg.local_epochs is None:
+        return [rng.integers(0, n, size=cfg.batch_size) for _ in range(cfg.local_steps)]
+    out = []
+    for _ in range(cfg.local_epochs):
+        order = rng.permutation(n)
+        out += [order[s : s + cfg.batch_size] for s in range(0, n, cfg.batch_size)]
+    return out
+
+
 @torch.no_grad()
-def perplexity(model: TinyCausalLM, samples: Sequence[str], *, batch_size: int = 256) -> float:
+def perplexity(model: torch.nn.Module, samples: Sequence[str], *, batch_size: int = 256) -> float:
     r"""Token-level perplexity :math:`\exp(\sum \mathrm{CE} / \sum \text{tokens})` over ``samples``.
 
     Unlike EP-MPD's exp of the mean of batch means, every token counts once whatever the batch sizes.
 
     Args:
-        model: a :class:`TinyCausalLM`.
+        model: a :class:`CausalLM` module (:class:`TinyCausalLM` or a GPT-2 wrapper).
         samples: non-empty list of test strings.
         batch_size: evaluation batch size ``>= 1``.
 
@@ -144,14 +200,14 @@ def perplexity(model: TinyCausalLM, samples: Sequence[str], *, batch_size: int =
     Raises:
         ValueError: if ``samples`` is empty or ``batch_size < 1``.
     """
-    if not isinstance(model, TinyCausalLM):
-        raise TypeError(f"model must be a TinyCausalLM, got {type(model).__name__}")
+    if not (isinstance(model, torch.nn.Module) and isinstance(model, CausalLM)):
+        raise TypeError(f"model must be a torch.nn.Module with encode(samples), got {type(model).__name__}")
     if isinstance(samples, str) or len(samples) == 0:
         raise ValueError("samples must be a non-empty sequence of str")
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
     model.eval()
-    x, y, m = encode_samples(list(samples), max_len=model.config.max_len)
+    x, y, m = model.encode(list(samples))
     total, tokens = 0.0, 0.0
     for s in range(0, x.shape[0], batch_size):
         logits = model(x[s : s + batch_size])

@@ -52,17 +52,37 @@ def encode_samples(samples: Sequence[str], *, max_len: int) -> tuple[torch.Tenso
         raise ValueError("samples must be a non-empty sequence of str")
     if not isinstance(max_len, int) or max_len < 2:
         raise ValueError(f"max_len must be an int >= 2, got {max_len!r}")
-    b = len(samples)
-    x = torch.full((b, max_len), PAD, dtype=torch.int64)
-    y = torch.full((b, max_len), PAD, dtype=torch.int64)
-    mask = torch.zeros((b, max_len), dtype=torch.bool)
+    seqs = []
     for r, s in enumerate(samples):
         if not isinstance(s, str):
             raise TypeError(f"samples[{r}] must be a str, got {type(s).__name__}")
-        data = list(s.encode("utf-8")[: max_len - 1])
-        n = len(data) + 1
-        x[r, :n] = torch.tensor([BOS, *data])
-        y[r, :n] = torch.tensor([*data, BOS])
+        seqs.append(list(s.encode("utf-8")))
+    return pack_sequences(seqs, boundary=BOS, pad=PAD, max_len=max_len)
+
+
+def pack_sequences(
+    sequences: Sequence[Sequence[int]], *, boundary: int, pad: int, max_len: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Token sequences as next-token LM rows: ``x = [boundary, t_1..]``, ``y = [t_1.., boundary]``, padded.
+
+    Args:
+        sequences: ``B`` token-id lists; each is cut to ``max_len - 1`` tokens.
+        boundary: the token that starts and ends a text (BOS here, GPT-2's end-of-text).
+        pad: the filler of ``x`` and ``y`` where ``mask`` is false.
+        max_len: row length ``T >= 2``.
+
+    Returns:
+        ``(x, y, mask)``: int64 ``(B, T)``, int64 ``(B, T)``, bool ``(B, T)`` (true on real target positions).
+    """
+    b = len(sequences)
+    x = torch.full((b, max_len), pad, dtype=torch.int64)
+    y = torch.full((b, max_len), pad, dtype=torch.int64)
+    mask = torch.zeros((b, max_len), dtype=torch.bool)
+    for r, seq in enumerate(sequences):
+        ids = list(seq)[: max_len - 1]
+        n = len(ids) + 1
+        x[r, :n] = torch.tensor([boundary, *ids])
+        y[r, :n] = torch.tensor([*ids, boundary])
         mask[r, :n] = True
     return x, y, mask
 
@@ -93,6 +113,15 @@ class TinyCausalLM(nn.Module):
         self.norm = nn.LayerNorm(config.d_model)
         self.head = nn.Linear(config.d_model, VOCAB_SIZE)
         nn.init.normal_(self.pos, std=0.02)
+
+    @property
+    def max_len(self) -> int:
+        """Longest token sequence the model takes."""
+        return self.config.max_len
+
+    def encode(self, samples: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(x, y, mask)`` of :func:`encode_samples` at this model's ``max_len``."""
+        return encode_samples(samples, max_len=self.config.max_len)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, T, 258)`` for int64 tokens ``(B, T)``, ``T <= max_len``."""

@@ -12,22 +12,29 @@ with no trusted third party, in three steps (our reconstruction of the paper's p
 3. **Secure sum** (MPyC): client ``j`` secret-shares the vector holding :math:`c_j(x)` at
    :math:`\\mathrm{off}_i + \\pi_i(x)` for every ``i`` and shared ``x``; segment ``i`` of the sum is opened to ``i``
    only, who adds its own counts. ``i`` learns :math:`\\sum_{j \\neq i} c_j(x)`, not the per-client counts.
+
+With ``count_cap=T`` the protocol is the brief's count-encoded variant instead: each PSI runs on
+:mod:`nips25_fedrw.count_encoding` items, so the querier learns :math:`\\hat c_j(x) = \\min(c_j(x), T)` of every
+partner directly and steps 2-3 are skipped: :math:`F_i(x) = c_i(x) + \\sum_{j \\ne i} \\hat c_j(x)`, exact when every
+count is at most ``T``, and ``i`` learns each partner's capped count (more than the secure-sum variant reveals).
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from nips25_fedrw.count_encoding import answerer_items, capped_counts, check_count_cap, querier_items
 from nips25_fedrw.intersection import OpenMinedPSI, PSIBackend
 from nips25_fedrw.samples import Client, check_clients
 from nips25_fedrw.schedule import round_robin_schedule
 from nips25_fedrw.secure_sum import secure_sum
 
-__all__ = ["ClientView", "PPMPRResult", "contribution_vectors", "ppmpr"]
+__all__ = ["ClientView", "PPMPRResult", "contribution_vectors", "plaintext_frequencies", "ppmpr"]
 
 
 def check_seed(seed: object) -> int | None:
@@ -51,7 +58,10 @@ class ClientView:
             requests as answerer).
         shared_with: ``{j: sorted indices of own distinct items that j also holds}`` (the PSI outputs).
         positions_received: ``{j: positions in [0, n_j) that i must fill in j's sum segment}``.
-        secure_sum_output: the opened segment :math:`\\sum_{j \\neq i} c_j(x)` at position :math:`\\pi_i(x)`.
+        secure_sum_output: the opened segment :math:`\\sum_{j \\neq i} c_j(x)` at position :math:`\\pi_i(x)` (empty
+            with count encoding).
+        partner_counts: with count encoding only, ``{j: int64 (n_i,)}``, :math:`\\min(c_j(x), T)` for each of the
+            client's sorted distinct items (0 where ``j`` lacks it); empty otherwise.
     """
 
     client: int
@@ -59,6 +69,7 @@ class ClientView:
     shared_with: dict[int, np.ndarray]
     positions_received: dict[int, np.ndarray]
     secure_sum_output: np.ndarray
+    partner_counts: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -66,13 +77,15 @@ class PPMPRResult:
     """Output of :func:`ppmpr`.
 
     Attributes:
-        freq: ``{client id: int64 (len(samples),)}``, the global frequency :math:`F_i(x)` of every local sample.
+        freq: ``{client id: int64 (len(samples),)}``, the global frequency :math:`F_i(x)` of every local sample
+            (with ``count_cap`` T: :math:`c_i(x) + \\sum_{j \\ne i} \\min(c_j(x), T)`).
         timings: seconds: ``psi`` (all runs, serial), ``psi_parallel`` (sum over rounds of the slowest pair),
             ``secure_sum``, ``total`` (serial wall time of the whole protocol), ``parallel`` (``psi_parallel`` +
             the rest).
         psi_runs: the number of two-party PSI runs.
         transcript_bytes: bytes of all PSI messages, position messages (8 bytes each) excluded.
         views: ``{client id: ClientView}``.
+        count_cap: the cap ``T`` of count-encoded PSI, or ``None`` (PSI + secure sum, exact).
     """
 
     freq: dict[int, np.ndarray]
@@ -80,6 +93,40 @@ class PPMPRResult:
     psi_runs: int
     transcript_bytes: int
     views: dict[int, ClientView]
+    count_cap: int | None = None
+
+
+def plaintext_frequencies(clients: Sequence[Client], *, count_cap: int | None = None) -> dict[int, np.ndarray]:
+    r"""What PPMPR must output, computed in the clear (a reference for tests; it offers no privacy).
+
+    :math:`F_i(x) = c_i(x) + \sum_{j \ne i} c_j(x)` (a central count over all clients), or with ``count_cap`` T
+    :math:`c_i(x) + \sum_{j \ne i} \min(c_j(x), T)`, for every sample of every client.
+
+    Args:
+        clients: ``K >= 2`` clients with ids ``0..K-1``.
+        count_cap: ``None`` or the cap ``T >= 1`` of count-encoded PSI.
+
+    Returns:
+        ``{client id: int64 (len(samples),)}``.
+
+    Raises:
+        TypeError, ValueError: for malformed ``clients`` or ``count_cap``.
+
+    Example:
+        >>> f = plaintext_frequencies([Client(0, ("a", "a")), Client(1, ("a", "a", "a"))], count_cap=2)
+        >>> f[0].tolist(), f[1].tolist()
+        ([4, 4], [5, 5, 5])
+    """
+    cl = check_clients(clients)
+    cap = None if count_cap is None else check_count_cap(count_cap)
+    local = [Counter(c.keys) for c in cl]
+    out = {}
+    for i, c in enumerate(cl):
+        others = (
+            sum(cnt[x] if cap is None else min(cnt[x], cap) for j, cnt in enumerate(local) if j != i) for x in c.keys
+        )
+        out[c.id] = np.fromiter((local[i][x] + o for x, o in zip(c.keys, others)), dtype=np.int64, count=len(c.keys))
+    return out
 
 
 def contribution_vectors(
@@ -129,6 +176,7 @@ def ppmpr(
     backend: PSIBackend | None = None,
     seed: int | None = None,
     bit_length: int = 32,
+    count_cap: int | None = None,
 ) -> PPMPRResult:
     r"""Global sample frequencies through pairwise PSI and an MPyC secure sum, all parties in this process.
 
@@ -142,12 +190,18 @@ def ppmpr(
         backend: the PSI primitive; default :class:`OpenMinedPSI` (exact ``raw`` mode).
         seed: seed of the clients' secret position permutations (``None``: fresh entropy).
         bit_length: bit length of MPyC's secure integers.
+        count_cap: ``None`` (default): PSI + position exchange + MPyC secure sum, exact frequencies, a client learns
+            only the sum of the others' counts. An int ``T >= 1``: count-encoded PSI (see
+            :mod:`nips25_fedrw.count_encoding`), no secure sum; frequencies
+            :math:`c_i(x) + \sum_{j \ne i} \min(c_j(x), T)`, and client ``i`` learns every partner's capped count
+            (``ClientView.partner_counts``).
 
     Returns:
         A :class:`PPMPRResult`.
 
     Raises:
-        TypeError, ValueError: for malformed ``clients``, ``backend`` or ``seed`` (a negative or non-int seed).
+        TypeError, ValueError: for malformed ``clients``, ``backend``, ``seed`` (a negative or non-int seed) or
+            ``count_cap`` (not an int in ``[1, 65536]``).
 
     References:
         Ye et al., "FedRW: Efficient Privacy-Preserving Data Reweighting for Enhancing Federated Learning of
@@ -160,6 +214,7 @@ def ppmpr(
     """
     cl = check_clients(clients)
     seed = check_seed(seed)
+    cap = None if count_cap is None else check_count_cap(count_cap)
     psi = OpenMinedPSI() if backend is None else backend
     if not isinstance(psi, PSIBackend):
         raise TypeError(f"backend must implement PSIBackend.intersect, got {type(psi).__name__}")
@@ -168,6 +223,11 @@ def ppmpr(
     distinct = [c.distinct() for c in cl]
     items = [d[0] for d in distinct]
     counts = [d[1] for d in distinct]
+    if cap is None:
+        q_sets, a_sets = items, items
+    else:
+        q_sets = [querier_items(x, count_cap=cap) for x in items]
+        a_sets = [answerer_items(x, c, count_cap=cap) for x, c in zip(items, counts)]
     shared: dict[tuple[int, int], np.ndarray] = {}
     received: dict[int, list[bytes]] = {i: [] for i in range(k)}
     psi_s = psi_parallel = 0.0
@@ -177,7 +237,7 @@ def ppmpr(
         for i, j in pairs:
             pair_s = 0.0
             for q, a in ((i, j), (j, i)):
-                run = psi.intersect(items[q], items[a])
+                run = psi.intersect(q_sets[q], a_sets[a])
                 shared[(q, a)] = run.indices
                 if run.messages:
                     setup, request, response = run.messages
@@ -189,6 +249,8 @@ def ppmpr(
             psi_s += pair_s
             slowest = max(slowest, pair_s)
         psi_parallel += slowest
+    if cap is not None:
+        return _count_encoded_result(cl, distinct, shared, received, cap, start, psi_s, psi_parallel, n_runs, n_bytes)
     rng = np.random.default_rng(seed)
     perms = [rng.permutation(len(c)) for c in counts]
     vectors, segments = contribution_vectors(counts, shared, perms)
@@ -216,3 +278,44 @@ def ppmpr(
         "parallel": total - psi_s + psi_parallel,
     }
     return PPMPRResult(freq=freq, timings=timings, psi_runs=n_runs, transcript_bytes=n_bytes, views=views)
+
+
+def _count_encoded_result(
+    cl: list[Client],
+    distinct: list[tuple[list[bytes], np.ndarray, np.ndarray]],
+    shared: dict[tuple[int, int], np.ndarray],
+    received: dict[int, list[bytes]],
+    cap: int,
+    start: float,
+    psi_s: float,
+    psi_parallel: float,
+    n_runs: int,
+    n_bytes: int,
+) -> PPMPRResult:
+    """Frequencies and views of the count-encoded variant: decode each querier's matches into capped counts."""
+    k = len(cl)
+    freq: dict[int, np.ndarray] = {}
+    views: dict[int, ClientView] = {}
+    for i in range(k):
+        items, counts, inverse = distinct[i]
+        partner = {j: capped_counts(shared[(i, j)], len(items), count_cap=cap) for j in range(k) if j != i}
+        freq[i] = (counts + sum(partner.values()))[inverse]
+        views[i] = ClientView(
+            client=i,
+            psi_messages=tuple(received[i]),
+            shared_with={j: np.flatnonzero(c) for j, c in partner.items()},
+            positions_received={},
+            secure_sum_output=np.zeros(0, dtype=np.int64),
+            partner_counts=partner,
+        )
+    total = time.perf_counter() - start
+    timings = {
+        "psi": psi_s,
+        "psi_parallel": psi_parallel,
+        "secure_sum": 0.0,
+        "total": total,
+        "parallel": total - psi_s + psi_parallel,
+    }
+    return PPMPRResult(
+        freq=freq, timings=timings, psi_runs=n_runs, transcript_bytes=n_bytes, views=views, count_cap=cap
+    )

@@ -27,23 +27,29 @@ log = get_logger("nips25_fedrw.reproduce")
 
 @dataclass(frozen=True)
 class ReproduceConfig:
-    """One profile of the headline experiment."""
+    """One profile of the headline experiment.
 
-    n_lines: int | None  # sonnet lines used (None: all)
+    ``settings`` lists the quality runs as ``(duplicate rate, iid)``; the headline claim uses ``(0.3, True)``
+    (EP-MPD's default rate), the others feed the per-rate and non-IID claims. The training budget is
+    ``rounds x local_epochs`` passes over each client's data (EP-MPD's FL loop).
+    """
+
+    n_lines: int | None  # distinct sonnet lines used (None: all)
     n_clients: int
-    dup_rate: float
+    settings: tuple[tuple[float, bool], ...]
     test_frac: float
-    iid: bool
     rounds: int
-    local_steps: int
+    local_epochs: int
     batch_size: int
     lr: float
     n_seeds: int
     weight_kind: str
+    reduction: str
     pre_clients: tuple[int, ...]
     pre_items: int
     sim_clients: int  # 0: the multi-process simulation is not run
     sim_items: int
+    model: str = "tiny"  # "tiny": TinyCausalLM; "gpt2": GPT-2 from $NIPS25_FEDRW_GPT2 (nips25_fedrw.gpt2)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.test_frac < 1.0:
@@ -52,16 +58,29 @@ class ReproduceConfig:
             raise ValueError("n_clients and pre_clients must be >= 2")
         if self.n_seeds < 1:
             raise ValueError(f"n_seeds must be >= 1, got {self.n_seeds}")
+        if HEADLINE not in self.settings:
+            raise ValueError(f"settings must include the headline setting {HEADLINE}, got {self.settings}")
 
 
+HEADLINE = (0.3, True)  # EP-MPD's DUPLICATE_RATE, IID split
+_ALL = ((0.1, True), (0.2, True), (0.3, True), (0.3, False))
 PROFILES: dict[str, ReproduceConfig] = {
-    "tiny": ReproduceConfig(240, 3, 0.3, 0.2, True, 1, 2, 8, 3e-3, 1, "log", (2, 3), 24, 0, 0),
-    "quick": ReproduceConfig(None, 4, 0.3, 0.2, True, 3, 15, 16, 3e-3, 3, "log", (4, 8), 256, 3, 64),
-    "paper": ReproduceConfig(None, 10, 0.3, 0.2, True, 5, 100, 8, 1e-3, 3, "log", (4, 8, 16), 4096, 4, 256),
+    "tiny": ReproduceConfig(80, 3, _ALL, 0.2, 1, 1, 8, 3e-3, 1, "log", "token", (2, 3), 24, 0, 0),
+    "quick": ReproduceConfig(300, 4, _ALL, 0.2, 2, 2, 16, 3e-3, 3, "log", "token", (4, 8), 256, 3, 64),
+    # EP-MPD's FL setting: 10 clients, 5 rounds, batch 8, AdamW lr 5e-5, GPT-2 (local weights, see nips25_fedrw.gpt2)
+    "paper": ReproduceConfig(None, 10, _ALL, 0.2, 5, 5, 8, 5e-5, 3, "log", "token", (4, 8, 16), 4096, 4, 256, "gpt2"),
 }
 
 # Criteria, fixed before any run.
 CRIT_PPL = "mean test perplexity over seeds: FedRW < no dedup and FedRW <= EP-MPD hard dedup"
+CRIT_PPL_RATES = (
+    "at every duplicate rate of the IID settings (EP-MPD's 0.1, 0.2, 0.3), mean test perplexity over seeds: FedRW < "
+    "no dedup and FedRW <= EP-MPD hard dedup"
+)
+CRIT_PPL_NONIID = (
+    "non-IID split (each client a contiguous run of sonnets), duplicate rate 0.3, mean test perplexity over seeds: "
+    "FedRW < no dedup and FedRW <= EP-MPD hard dedup"
+)
 CRIT_SPEED = (
     "EP-MPD-tree / PPMPR preprocessing time (parallel schedule) > 1 at every K, and larger at the largest K than at "
     "the smallest"
@@ -74,7 +93,7 @@ CRIT_VIEW = (
 )
 
 
-def _split(cfg: ReproduceConfig, seed: int) -> tuple[list[Client], list[str]]:
+def _split(cfg: ReproduceConfig, seed: int, dup_rate: float, iid: bool) -> tuple[list[Client], list[str]]:
     rng = np.random.default_rng(seed)
     lines = list(dict.fromkeys(load_corpus("sonnets")))
     if cfg.n_lines is not None:
@@ -82,20 +101,31 @@ def _split(cfg: ReproduceConfig, seed: int) -> tuple[list[Client], list[str]]:
     order = rng.permutation(len(lines))
     n_test = round(cfg.test_frac * len(lines))
     test = [lines[i] for i in order[:n_test]]
-    train = plant_duplicates([lines[i] for i in order[n_test:]], cfg.dup_rate, rng)
-    if not cfg.iid:  # source order: each client holds a contiguous run of sonnets, copies beside their originals
+    train = plant_duplicates([lines[i] for i in order[n_test:]], dup_rate, rng)
+    if not iid:  # source order: each client holds a contiguous run of sonnets, copies beside their originals
         position = {s: i for i, s in enumerate(lines)}
         train = sorted(train, key=position.__getitem__)
-    return split_clients(train, cfg.n_clients, rng, iid=cfg.iid), test
+    return split_clients(train, cfg.n_clients, rng, iid=iid), test
 
 
-def _quality(cfg: ReproduceConfig, seed: int) -> dict[str, Any]:
+def _quality(cfg: ReproduceConfig, seed: int, dup_rate: float, iid: bool) -> dict[str, Any]:
     from nips25_fedrw.fedavg import FedAvgConfig, fedavg_train, perplexity
 
-    clients, test = _split(cfg, seed)
+    clients, test = _split(cfg, seed, dup_rate, iid)
     res = ppmpr(clients, seed=seed)
     hard = ep_mpd_hard_dedup(clients)
-    fa = FedAvgConfig(rounds=cfg.rounds, local_steps=cfg.local_steps, batch_size=cfg.batch_size, lr=cfg.lr)
+    model_fn = None
+    if cfg.model == "gpt2":
+        from nips25_fedrw.gpt2 import load_gpt2
+
+        model_fn = load_gpt2
+    fa = FedAvgConfig(
+        rounds=cfg.rounds,
+        local_epochs=cfg.local_epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.lr,
+        reduction=cfg.reduction,
+    )
     hard_samples = [list(c.samples) for c in hard.clients if c is not None]
     runs = {
         "none": ([list(c.samples) for c in clients], None),
@@ -107,9 +137,12 @@ def _quality(cfg: ReproduceConfig, seed: int) -> dict[str, Any]:
     }
     out: dict[str, Any] = {}
     for name, (data, weights) in runs.items():
-        model, _ = fedavg_train(data, weights=weights, config=fa, seed=seed)
+        init = None if model_fn is None else model_fn()  # a fresh copy of the pretrained weights per run
+        model, _ = fedavg_train(data, weights=weights, config=fa, seed=seed, model=init)
         out[name] = perplexity(model, test)
-        log.info("seed %d %s: test perplexity %.4f", seed, name, out[name])
+        log.info("rate %.1f iid %s seed %d %s: test perplexity %.4f", dup_rate, iid, seed, name, out[name])
+        if name == "none":  # diagnostic: a train/test gap near 1 means the LM memorises nothing (duplicates can't hurt)
+            out["none_train_ppl"] = perplexity(model, sorted({s for c in clients for s in c.samples}))
     out["n_train"] = sum(len(c.samples) for c in clients)
     out["n_distinct"] = len({k for c in clients for k in c.keys})
     return out
@@ -193,19 +226,48 @@ def _privacy(cfg: ReproduceConfig, seed: int) -> dict[str, Any]:
     return {"exact": exact, "exclusive_hits": hits, "view_invariant": invariant, "simulate": sim}
 
 
-def _figure(quality: list[dict[str, Any]], pre: dict[int, dict[str, float]], path: Path) -> None:
+METHODS = ("none", "hard_ep_mpd", "fedrw")
+
+
+def _label(setting: tuple[float, bool]) -> str:
+    return f"{'IID' if setting[1] else 'non-IID'} {setting[0]:.1f}"
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean perplexity per method over seeds, the per-seed values, and whether the claim's criterion holds."""
+    mean = {n: float(np.mean([q[n] for q in runs])) for n in METHODS}
+    return {
+        "mean_ppl": mean,
+        "per_seed": [{n: q[n] for n in METHODS} for q in runs],
+        "improvement_vs_hard": (mean["hard_ep_mpd"] - mean["fedrw"]) / mean["hard_ep_mpd"],
+        "improvement_vs_none": (mean["none"] - mean["fedrw"]) / mean["none"],
+        "none_test_over_train_ppl": float(np.mean([q["none"] / q["none_train_ppl"] for q in runs])),
+        "holds": bool(mean["fedrw"] < mean["none"] and mean["fedrw"] <= mean["hard_ep_mpd"]),
+    }
+
+
+def _figure(
+    quality: dict[tuple[float, bool], list[dict[str, Any]]], pre: dict[int, dict[str, float]], path: Path
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-    names = ["none", "hard_ep_mpd", "fedrw"]
-    vals = np.array([[q[n] for n in names] for q in quality])
-    a.bar(names, vals.mean(0), yerr=vals.std(0) if len(vals) > 1 else None, color=["grey", "tab:orange", "tab:blue"])
-    a.set_ylim(vals.min() * 0.98, vals.max() * 1.01)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    colors = {"none": "grey", "hard_ep_mpd": "tab:orange", "fedrw": "tab:blue"}
+    settings = list(quality)
+    lo, hi = np.inf, 0.0
+    for m, name in enumerate(METHODS):
+        vals = np.array([[q[name] for q in quality[st]] for st in settings])  # (settings, seeds)
+        xs = np.arange(len(settings)) + (m - 1) * 0.27
+        a.bar(xs, vals.mean(1), 0.27, yerr=vals.std(1) if vals.shape[1] > 1 else None, color=colors[name], label=name)
+        lo, hi = min(lo, float(vals.min())), max(hi, float(vals.max()))
+    a.set_xticks(np.arange(len(settings)), [_label(st) for st in settings])
+    a.set_ylim(lo * 0.98, hi * 1.01)
     a.set_ylabel("test perplexity (lower is better)")
-    a.set_title(f"Sonnets, FedAvg, {len(quality)} seed(s)")
+    a.set_title(f"Sonnets, FedAvg, {len(quality[settings[0]])} seed(s); duplicate rate per group")
+    a.legend(fontsize=8)
     ks = sorted(pre)
     b.plot(ks, [pre[k]["ppmpr_parallel_s"] for k in ks], "o-", label="PPMPR (round-robin, parallel)")
     b.plot(ks, [pre[k]["ep_mpd_parallel_s"] for k in ks], "s-", label="EP-MPD-style tree (parallel)")
@@ -223,8 +285,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     """Run the headline experiment of FedRW and return its report.
 
     Args:
-        profile: ``"quick"`` (default, a few minutes on 2 CPU cores), ``"paper"`` (the paper's federation size
-            with our tiny LM: hours on CPU) or ``"tiny"`` (seconds, for tests).
+        profile: ``"quick"`` (default, a few minutes on 2 CPU cores), ``"paper"`` (EP-MPD's federation with
+            GPT-2 read from ``$NIPS25_FEDRW_GPT2``: needs a GPU in practice) or ``"tiny"`` (seconds, for tests).
         seed: base seed; seeds ``seed .. seed + n_seeds - 1`` are trained.
         out_dir: directory for the figure.
 
@@ -233,28 +295,45 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
 
     Raises:
         ValueError: if ``profile`` is unknown.
+        FileNotFoundError: for ``"paper"`` without a local GPT-2 directory (``$NIPS25_FEDRW_GPT2``).
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     import torch
 
-    torch.set_num_threads(1)
     cfg = PROFILES[profile]
+    if cfg.model == "gpt2":
+        from nips25_fedrw.gpt2 import gpt2_path
+
+        gpt2_path()  # fail before any work when the weights are missing
+    torch.set_num_threads(1)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    quality = [_quality(cfg, seed + s) for s in range(cfg.n_seeds)]
+    quality = {st: [_quality(cfg, seed + s, *st) for s in range(cfg.n_seeds)] for st in cfg.settings}
     pre = _preprocessing(cfg, seed)
     priv = _privacy(cfg, seed)
     _figure(quality, pre, out / "fedrw.png")
-    mean = {n: float(np.mean([q[n] for q in quality])) for n in ("none", "hard_ep_mpd", "fedrw")}
-    rel = (mean["hard_ep_mpd"] - mean["fedrw"]) / mean["hard_ep_mpd"]
+    summary = {st: _summary(runs) for st, runs in quality.items()}
+    head = summary[HEADLINE]
+    rates = {st: summary[st] for st in cfg.settings if st[1] and st[0] > 0}
+    non_iid = {st: summary[st] for st in cfg.settings if not st[1]}
     ks = sorted(pre)
     ratios = {k: pre[k]["ratio_parallel"] for k in ks}
+    head_runs = quality[HEADLINE]
+    lm = (
+        "GPT-2 from $NIPS25_FEDRW_GPT2"
+        if cfg.model == "gpt2"
+        else f"{sum(p.numel() for p in _lm_params())}-parameter byte LM"
+    )
+    budget = (
+        f"{lm}, {cfg.rounds} rounds x {cfg.local_epochs} local "
+        f"epochs (EP-MPD's budget: hard dedup takes fewer steps), {cfg.n_seeds} seed(s), {cfg.reduction}-level "
+        "weighted loss; paper: GPT-2 on EP-MPD's datasets, 5 rounds of several local epochs"
+    )
     scale = (
-        f"{cfg.n_clients} clients on {quality[0]['n_train']} Shakespeare-sonnet lines ({quality[0]['n_distinct']} "
-        f"distinct, duplicate rate {cfg.dup_rate}), {sum(p.numel() for p in _lm_params())}-parameter byte LM, "
-        f"{cfg.rounds} rounds x {cfg.local_steps} local steps; paper: GPT-2 on EP-MPD's datasets"
+        f"{cfg.n_clients} clients on {head_runs[0]['n_train']} Shakespeare-sonnet lines ({head_runs[0]['n_distinct']} "
+        f"distinct, duplicate rate 0.3, IID), {budget}"
     )
     sim = priv["simulate"]
     claims = [
@@ -263,14 +342,29 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             statement="Soft reweighting gives lower perplexity than no deduplication and than (EP-MPD) hard "
             "deduplication at the same training budget.",
             paper={"perplexity_improvement_vs_ep_mpd": "about 11.42%"},
-            measured={
-                "mean_ppl": mean,
-                "per_seed": [{n: q[n] for n in ("none", "hard_ep_mpd", "fedrw")} for q in quality],
-                "improvement_vs_hard": rel,
-            },
+            measured={k: v for k, v in head.items() if k != "holds"},
             criterion=CRIT_PPL,
-            holds=bool(mean["fedrw"] < mean["none"] and mean["fedrw"] <= mean["hard_ep_mpd"]),
+            holds=head["holds"],
             scale_note=scale,
+        ),
+        Claim(
+            id="fedrw-lower-perplexity-every-rate",
+            statement="FedRW's perplexity advantage holds at each of EP-MPD's duplicate rates (10%, 20%, 30%).",
+            paper={"duplicate_rates": [0.1, 0.2, 0.3], "perplexity_improvement_vs_ep_mpd": "about 11.42%"},
+            measured={_label(st): v for st, v in rates.items()},
+            criterion=CRIT_PPL_RATES,
+            holds=bool(rates) and all(v["holds"] for v in rates.values()),
+            scale_note=f"{cfg.n_clients} clients, IID, {cfg.n_lines or 'all'} distinct sonnet lines, {budget}",
+        ),
+        Claim(
+            id="fedrw-lower-perplexity-non-iid",
+            statement="FedRW's perplexity advantage holds on a non-IID split.",
+            paper={"setting": "non-IID experiments (details not retrieved)"},
+            measured={_label(st): v for st, v in non_iid.items()},
+            criterion=CRIT_PPL_NONIID,
+            holds=bool(non_iid) and all(v["holds"] for v in non_iid.values()),
+            scale_note=f"{cfg.n_clients} clients, each a contiguous block of the sonnets in source order (copies "
+            f"beside their originals), test lines drawn from all sonnets, {budget}",
         ),
         Claim(
             id="ppmpr-faster-than-ep-mpd",
@@ -321,15 +415,15 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     )
     if profile == "paper":
         notes += (
-            " The paper profile runs the paper's federation size (10 clients, 5 rounds) with our tiny byte LM: "
-            "GPT-2-medium weights and EP-MPD's datasets are not available offline and are not loaded."
+            " The paper profile runs EP-MPD's federation (10 clients, 5 rounds x 5 local epochs, batch 8, lr 5e-5) "
+            "with the GPT-2 found at $NIPS25_FEDRW_GPT2 on the sonnet lines; EP-MPD's other datasets are not loaded."
         )
     return Report(
         package="fedrw",
         title=TITLE,
         profile=profile,
         seed=seed,
-        config={**asdict(cfg), "quality": quality},
+        config={**asdict(cfg), "quality": {_label(st): runs for st, runs in quality.items()}},
         claims=claims,
         wall_time_s=time.perf_counter() - start,
         figures=["fedrw.png"],

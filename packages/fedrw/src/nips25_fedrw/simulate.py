@@ -4,6 +4,7 @@
 process opens a TCP listener on ``127.0.0.1``, runs its openmined-psi runs with its partner of every round of the
 round-robin schedule (both directions), exchanges positions, then acts as MPyC party ``i`` of ``K`` (MPyC's own
 runtime over loopback) for the secure sum, and writes its frequencies. Pairs of a round run truly in parallel.
+With ``count_cap`` the clients run count-encoded PSI instead and skip the position exchange and the secure sum.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nips25_fedrw.count_encoding import check_count_cap
 from nips25_fedrw.ppmpr import check_seed
 from nips25_fedrw.samples import Client, check_clients
 from nips25_fedrw.schedule import round_robin_schedule
@@ -71,7 +73,12 @@ def _free_port_block(n: int) -> int:
 
 
 def simulate(
-    clients: Sequence[Client], *, timeout: float = 300.0, seed: int | None = None, workdir: Path | None = None
+    clients: Sequence[Client],
+    *,
+    timeout: float = 300.0,
+    seed: int | None = None,
+    workdir: Path | None = None,
+    count_cap: int | None = None,
 ) -> SimulationResult:
     """Run PPMPR with every client in its own process over loopback; start and stop the processes.
 
@@ -80,28 +87,32 @@ def simulate(
         timeout: seconds after which every client process still running is killed and an error raised.
         seed: seed of the clients' secret position permutations (``None``: fresh entropy).
         workdir: directory for the exchange files (default: a fresh temporary directory, removed afterwards).
+        count_cap: ``None`` (PSI + MPyC secure sum) or the cap ``T`` of count-encoded PSI, as in
+            :func:`nips25_fedrw.ppmpr.ppmpr`.
 
     Returns:
         A :class:`SimulationResult`; its ``freq`` equals :func:`nips25_fedrw.ppmpr.ppmpr`'s.
 
     Raises:
-        ValueError: for malformed clients, a non-positive or non-finite timeout, or a negative seed.
-        TypeError: for a non-int seed or a non-number timeout.
+        ValueError: for malformed clients, a non-positive or non-finite timeout, a negative seed or a
+            ``count_cap`` outside ``[1, 65536]``.
+        TypeError: for a non-int seed or count_cap, or a non-number timeout.
         RuntimeError: if a client process fails or times out (its stderr tail is included).
     """
     cl = check_clients(clients)
     seed = check_seed(seed)
+    cap = None if count_cap is None else check_count_cap(count_cap)
     if isinstance(timeout, bool) or not isinstance(timeout, float | int):
         raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
     if not 0 < timeout < float("inf"):
         raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout!r}")
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="fedrw-sim-") as tmp:
-            return _simulate(cl, float(timeout), seed, Path(tmp))
-    return _simulate(cl, float(timeout), seed, Path(workdir))
+            return _simulate(cl, float(timeout), seed, Path(tmp), cap)
+    return _simulate(cl, float(timeout), seed, Path(workdir), cap)
 
 
-def _simulate(cl: list[Client], timeout: float, seed: int | None, work: Path) -> SimulationResult:
+def _simulate(cl: list[Client], timeout: float, seed: int | None, work: Path, cap: int | None) -> SimulationResult:
     k = len(cl)
     work.mkdir(parents=True, exist_ok=True)
     psi_base = _free_port_block(k)
@@ -114,6 +125,7 @@ def _simulate(cl: list[Client], timeout: float, seed: int | None, work: Path) ->
         "mpc_base_port": mpc_base,
         "authkey": secrets.token_hex(16),
         "seed": seed,
+        "count_cap": cap,
     }
     (work / "config.json").write_text(json.dumps(config))
     for c in cl:
@@ -195,6 +207,7 @@ def _connect_all(me: int, k: int, base: int, authkey: bytes, log: list[bytes]) -
 
 
 def _client_main(me: int, work: Path) -> None:
+    from nips25_fedrw.count_encoding import answerer_items, capped_counts, querier_items
     from nips25_fedrw.intersection import OpenMinedPSI
     from nips25_fedrw.secure_sum import run_party
 
@@ -203,6 +216,9 @@ def _client_main(me: int, work: Path) -> None:
     k = int(cfg["n_clients"])
     client = Client(me, tuple(data["samples"]), form=data["form"])
     items, counts, inverse = client.distinct()
+    cap = cfg.get("count_cap")
+    q_set = items if cap is None else querier_items(items, count_cap=cap)
+    a_set = items if cap is None else answerer_items(items, counts, count_cap=cap)
     psi = OpenMinedPSI()
     log: list[bytes] = []
     phases: dict[str, float] = {}
@@ -226,15 +242,17 @@ def _client_main(me: int, work: Path) -> None:
         first_querier = min(me, partner)
         for querier in (first_querier, max(me, partner)):
             if querier == me:
-                q = psi.querier(items)
+                q = psi.querier(q_set)
                 ch.send(q.request())
                 setup, response = ch.recv(), ch.recv()
                 shared[partner] = q.intersection(setup, response)
             else:
-                a = psi.answerer(items)
+                a = psi.answerer(a_set)
                 request = ch.recv()
-                ch.send(a.setup(sizes[partner]))
+                ch.send(a.setup(sizes[partner] * (cap or 1)))
                 ch.send(a.respond(request))
+        if cap is not None:
+            continue
         ch.send(perm[shared[partner]].astype(np.int64).tobytes())
         positions[partner] = np.frombuffer(ch.recv(), dtype=np.int64)
         if positions[partner].size != shared[partner].size:
@@ -242,6 +260,11 @@ def _client_main(me: int, work: Path) -> None:
     phases["psi"] = time.perf_counter() - t0
     for ch in chans.values():
         ch.conn.close()
+    if cap is not None:  # count-encoded PSI: the capped counts come straight from the intersections
+        capped = [capped_counts(idx, len(items), count_cap=cap) for idx in shared.values()]
+        phases["secure_sum"] = 0.0
+        _write(work, me, (counts + sum(capped, np.zeros_like(counts)))[inverse], phases, log)
+        return
     order = list(range(k))
     offsets = np.concatenate([[0], np.cumsum([sizes[j] for j in order])]).astype(int)
     vector = np.zeros(int(offsets[-1]), dtype=np.int64)
@@ -251,7 +274,10 @@ def _client_main(me: int, work: Path) -> None:
     t0 = time.perf_counter()
     out = run_party(vector, segments=segments, n_parties=k, party_id=me, base_port=int(cfg["mpc_base_port"]))
     phases["secure_sum"] = time.perf_counter() - t0
-    freq = (counts + out[perm])[inverse]
+    _write(work, me, (counts + out[perm])[inverse], phases, log)
+
+
+def _write(work: Path, me: int, freq: np.ndarray, phases: dict[str, float], log: list[bytes]) -> None:
     np.savez(work / f"result_{me}.npz", freq=freq)
     (work / f"phases_{me}.json").write_text(json.dumps(phases))
     (work / f"received_{me}.bin").write_bytes(b"".join(log))
