@@ -18,7 +18,7 @@ them from a user's local directory of ``<name>.npz`` files (format in :func:`loa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
 
@@ -53,13 +53,13 @@ GRAPH_LAYOUTS: tuple[str, ...] = ("auto", "native", "heterophilous")
 _HETEROPHILOUS = {"node_features": "x", "node_labels": "y", "edges": "edge_index"}
 
 
-def _karate(seed: int, max_features: int) -> GraphTask:
+def _karate(seed: int, max_features: int | None) -> GraphTask:
     import networkx as nx
 
     return from_networkx(nx.karate_club_graph(), label="club", name="karate", seed=seed, max_features=max_features)
 
 
-def _davis(seed: int, max_features: int) -> GraphTask:
+def _davis(seed: int, max_features: int | None) -> GraphTask:
     import networkx as nx
 
     return from_networkx(
@@ -67,8 +67,8 @@ def _davis(seed: int, max_features: int) -> GraphTask:
     )
 
 
-def _drosophila(side: str) -> Callable[[int, int], GraphTask]:
-    def load(seed: int, max_features: int) -> GraphTask:
+def _drosophila(side: str) -> Callable[[int, int | None], GraphTask]:
+    def load(seed: int, max_features: int | None) -> GraphTask:
         root = files("nips25_gfm") / "data"
         adj = np.loadtxt(str(root / f"{side}_adjacency.csv"))
         labels = np.loadtxt(str(root / f"{side}_cell_labels.csv"), dtype=str)
@@ -79,8 +79,8 @@ def _drosophila(side: str) -> Callable[[int, int], GraphTask]:
     return load
 
 
-def _sklearn(name: str, classes: tuple[int, ...] | None = None) -> Callable[[int, int], GraphTask]:
-    def load(seed: int, max_features: int) -> GraphTask:
+def _sklearn(name: str, classes: tuple[int, ...] | None = None) -> Callable[[int, int | None], GraphTask]:
+    def load(seed: int, max_features: int | None) -> GraphTask:
         from sklearn import datasets
 
         x, y = getattr(datasets, f"load_{name}")(return_X_y=True)
@@ -93,7 +93,7 @@ def _sklearn(name: str, classes: tuple[int, ...] | None = None) -> Callable[[int
     return load
 
 
-DATASETS: dict[str, Callable[[int, int], GraphTask]] = {
+DATASETS: dict[str, Callable[[int, int | None], GraphTask]] = {
     "karate": _karate,
     "davis": _davis,
     "drosophila_left": _drosophila("left"),
@@ -107,21 +107,23 @@ DATASETS: dict[str, Callable[[int, int], GraphTask]] = {
 }
 
 
-def load_dataset(name: str, *, seed: int = 0, max_features: int = 32) -> GraphTask:
+def load_dataset(name: str, *, seed: int = 0, max_features: int | None = 32) -> GraphTask:
     """One offline graph of :data:`DATASETS` as a :class:`~nips25_gfm.graphs.GraphTask`.
 
     Args:
         name: a key of :data:`DATASETS`.
         seed: split (and PCA) seed.
-        max_features: PCA cap for wide feature matrices (featureless graphs use adjacency rows).
+        max_features: PCA cap for wide feature matrices (featureless graphs use adjacency rows); ``None``: none.
 
     Raises:
         ValueError: unknown ``name`` or ``max_features < 1``.
     """
     if name not in DATASETS:
         raise ValueError(f"name: unknown dataset {name!r}; expected one of {sorted(DATASETS)}")
-    if isinstance(max_features, bool) or not isinstance(max_features, int) or max_features < 1:
-        raise ValueError(f"max_features: expected an int >= 1, got {max_features!r}")
+    if max_features is not None and (
+        isinstance(max_features, bool) or not isinstance(max_features, int) or max_features < 1
+    ):
+        raise ValueError(f"max_features: expected an int >= 1 or None, got {max_features!r}")
     return DATASETS[name](seed, max_features)
 
 
@@ -179,7 +181,12 @@ def load_graph_file(
 
 
 def load_graph_dir(
-    directory: str | Path, names: Sequence[str], *, seed: int = 0, max_features: int | None = 64
+    directory: str | Path,
+    names: Sequence[str],
+    *,
+    seed: int = 0,
+    max_features: int | None = 64,
+    pca: Mapping[str, int] | None = None,
 ) -> dict[str, GraphTask]:
     """The graphs ``names`` of a local directory holding ``<name>.npz`` files (format: :func:`load_graph_file`).
 
@@ -187,6 +194,8 @@ def load_graph_dir(
         directory: the directory.
         names: graph names (non-empty), e.g. :data:`PAPER_GRAPHS`.
         seed, max_features: see :func:`load_graph_file`.
+        pca: per-graph PCA caps overriding ``max_features`` (e.g. the official code's
+            ``{"full_cora": 2048, "co_cs": 2048, "co_physics": 1024}``).
 
     Returns:
         ``{name: GraphTask}`` in the order of ``names``.
@@ -207,7 +216,10 @@ def load_graph_dir(
             f"directory: {root} lacks {len(missing)} of {len(names)} graph files: "
             + ", ".join(f"{n}.npz" for n in missing)
         )
-    return {n: load_graph_file(root / f"{n}.npz", name=n, seed=seed, max_features=max_features) for n in names}
+    caps = dict(pca or {})
+    return {
+        n: load_graph_file(root / f"{n}.npz", name=n, seed=seed, max_features=caps.get(n, max_features)) for n in names
+    }
 
 
 def _read_npz(path: Path, arg: str) -> dict[str, np.ndarray]:
