@@ -186,8 +186,9 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     """Run the headline experiment and return the claim report (figure ``zero_shot.png`` in ``out_dir``).
 
     Args:
-        profile: ``"quick"`` (CPU, ~2-4 min), ``"tiny"`` (smoke test) or ``"paper"`` (the paper's graphs from the
-            directory named by ``NIPS25_GFM_DATA``, training sets 1-9, official 500 epochs, 5 seeds; CPU-hours).
+        profile: ``"quick"`` (CPU, ~2-3 min), ``"tiny"`` (smoke test) or ``"paper"`` (the paper's graphs from the
+            directory named by ``NIPS25_GFM_DATA``, training sets 1-9, the published per-size configurations,
+            5 seeds; CPU-hours).
         seed: first seed.
         out_dir: directory for the figure.
 
