@@ -152,7 +152,7 @@ def test_paper_profile_reads_the_local_directory(tmp_path, monkeypatch) -> None:
     import nips25_gfm.reproduce as rep
 
     small = dataclasses.replace(
-        rep.PROFILES["paper"], sizes=(1, 2), epochs=1, hidden=2, seeds=1, gcn_epochs=1,
+        rep.PROFILES["paper"], sizes=(1, 2), epochs=1, hidden=2, seeds=1, gcn_epochs=1, schedule=(),
         train_pool=PAPER_TRAIN_POOL[:2], held_out=PAPER_HELD_OUT[:2],
     )  # fmt: skip
     monkeypatch.setitem(rep.PROFILES, "paper", small)

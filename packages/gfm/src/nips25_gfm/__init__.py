@@ -8,7 +8,16 @@ number of features and classes, zero-shot, given its labelled nodes.
 from importlib.metadata import PackageNotFoundError, version
 
 from nips25_gfm.baselines import LinearGNNEnsemble, PerGraphGNN, linear_gnn_channels, majority_accuracy
-from nips25_gfm.datasets import DATASETS, PAPER_GRAPHS, load_dataset, load_graph_dir, load_graph_file
+from nips25_gfm.datasets import (
+    DATASETS,
+    GRAPH_LAYOUTS,
+    PAPER_GRAPHS,
+    convert_graph_file,
+    load_dataset,
+    load_graph_dir,
+    load_graph_file,
+    save_graph_file,
+)
 from nips25_gfm.graphs import (
     GraphTask,
     from_adjacency,
@@ -32,6 +41,7 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "DATASETS",
+    "GRAPH_LAYOUTS",
     "PAPER_GRAPHS",
     "TSGNN",
     "Conversions",
@@ -47,6 +57,7 @@ __all__ = [
     "TSLayer",
     "__version__",
     "accuracy",
+    "convert_graph_file",
     "fit",
     "from_adjacency",
     "from_networkx",
@@ -64,6 +75,7 @@ __all__ = [
     "ridge_lstsq",
     "ridge_lstsq_cv",
     "sample_fed_labels",
+    "save_graph_file",
     "select_split",
     "stratified_split",
     "xy_conversions",

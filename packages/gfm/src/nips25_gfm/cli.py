@@ -8,7 +8,14 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything, seed_int
+from nips25_shared import (
+    add_common_arguments,
+    configure_logging,
+    positive_int,
+    run_reproduce,
+    seed_everything,
+    seed_int,
+)
 
 __all__ = ["main"]
 
@@ -71,9 +78,22 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
     return 0
 
 
+def _convert(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from nips25_gfm.datasets import convert_graph_file, load_graph_file
+
+    try:
+        path = convert_graph_file(args.src, args.dst, layout=args.layout)
+        task = load_graph_file(path, max_features=None)
+    except (ValueError, FileNotFoundError, OSError) as exc:
+        parser.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    print(json.dumps({"file": str(path), "nodes": task.num_nodes, "features": task.num_features,
+                      "classes": task.num_classes, "train_nodes": int(task.train_mask.sum())}))  # fmt: skip
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``nips25-gfm``."""
-    from nips25_gfm.datasets import DATASETS
+    from nips25_gfm.datasets import DATASETS, GRAPH_LAYOUTS
 
     parser = argparse.ArgumentParser(prog="nips25-gfm", description="TS-GNN graph foundation model (NeurIPS 2025).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -88,11 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr = sub.add_parser("train", help="train TS-GNN on offline graphs and save it")
     tr.add_argument("--tasks", nargs="+", required=True, choices=sorted(DATASETS), help="training graphs")
     tr.add_argument("--save", type=Path, required=True, help="output file for the model")
-    tr.add_argument("--epochs", type=int, default=500)
+    tr.add_argument("--epochs", type=positive_int, default=500)
     tr.add_argument("--lr", type=float, default=1e-3)
     tr.add_argument("--lp-ratio", type=float, default=0.5, help="fraction of training labels fed as input")
-    tr.add_argument("--hidden", type=int, default=16)
-    tr.add_argument("--layers", type=int, default=2)
+    tr.add_argument("--hidden", type=positive_int, default=16)
+    tr.add_argument("--layers", type=positive_int, default=2)
     tr.add_argument("--backbone", choices=("mean", "gat"), default="mean")
     tr.add_argument(
         "--maps-from",
@@ -103,19 +123,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     pr = sub.add_parser("predict", help="zero-shot accuracy of a saved model on an offline graph")
     pr.add_argument("--model", type=Path, required=True, help="file written by `train --save`")
     pr.add_argument("--task", required=True, choices=sorted(DATASETS), help="graph to classify")
+    cv = sub.add_parser(
+        "convert", help="convert a graph file (native or heterophilous-graphs layout) to this package's .npz layout"
+    )
+    cv.add_argument("src", type=Path, help="input .npz file (nothing is downloaded)")
+    cv.add_argument("dst", type=Path, help="output .npz file, e.g. DIR/roman_empire.npz for --profile paper")
+    cv.add_argument("--layout", choices=GRAPH_LAYOUTS, default="auto", help="layout of SRC (default: detected)")
     for p in (tr, pr):
         p.add_argument("--seed", type=seed_int, default=0)
         p.add_argument("-v", "--verbose", action="count", default=0)
         p.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
-    if not 0 <= args.seed < 2**32:
-        {"reproduce": rep, "train": tr, "predict": pr}[args.command].error(
-            f"--seed: expected an integer in [0, 2**32 - 1], got {args.seed}"
-        )
     if args.command == "reproduce":
         return _reproduce(args, rep)
     if args.command == "train":
         return _train(args, tr)
+    if args.command == "convert":
+        return _convert(args, cv)
     return _predict(args, pr)
 
 

@@ -18,7 +18,7 @@ them from a user's local directory of ``<name>.npz`` files (format in :func:`loa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
 
@@ -26,7 +26,16 @@ import numpy as np
 
 from nips25_gfm.graphs import GraphTask, from_adjacency, from_networkx, from_tabular_knn
 
-__all__ = ["DATASETS", "PAPER_GRAPHS", "load_dataset", "load_graph_dir", "load_graph_file"]
+__all__ = [
+    "DATASETS",
+    "GRAPH_LAYOUTS",
+    "PAPER_GRAPHS",
+    "convert_graph_file",
+    "load_dataset",
+    "load_graph_dir",
+    "load_graph_file",
+    "save_graph_file",
+]
 
 # The 29 graphs of the paper (official helpers/datasets.py), names as the files this package expects.
 PAPER_GRAPHS: tuple[str, ...] = (
@@ -36,15 +45,21 @@ PAPER_GRAPHS: tuple[str, ...] = (
     "deezer", "arxiv",
 )  # fmt: skip
 _MASKS = ("train_mask", "val_mask", "test_mask")
+# Layouts that convert_graph_file reads: this package's own, and the one of the heterophilous-graphs benchmark files
+# (Platonov et al., ICLR 2023: roman_empire, amazon_ratings, minesweeper, tolokers, questions, texas_4_classes), which
+# the official code reads for Texas (helpers/datasets.py): node_features [N, F], node_labels [N], edges [E, 2],
+# train_masks / val_masks / test_masks [n_splits, N].
+GRAPH_LAYOUTS: tuple[str, ...] = ("auto", "native", "heterophilous")
+_HETEROPHILOUS = {"node_features": "x", "node_labels": "y", "edges": "edge_index"}
 
 
-def _karate(seed: int, max_features: int) -> GraphTask:
+def _karate(seed: int, max_features: int | None) -> GraphTask:
     import networkx as nx
 
     return from_networkx(nx.karate_club_graph(), label="club", name="karate", seed=seed, max_features=max_features)
 
 
-def _davis(seed: int, max_features: int) -> GraphTask:
+def _davis(seed: int, max_features: int | None) -> GraphTask:
     import networkx as nx
 
     return from_networkx(
@@ -52,8 +67,8 @@ def _davis(seed: int, max_features: int) -> GraphTask:
     )
 
 
-def _drosophila(side: str) -> Callable[[int, int], GraphTask]:
-    def load(seed: int, max_features: int) -> GraphTask:
+def _drosophila(side: str) -> Callable[[int, int | None], GraphTask]:
+    def load(seed: int, max_features: int | None) -> GraphTask:
         root = files("nips25_gfm") / "data"
         adj = np.loadtxt(str(root / f"{side}_adjacency.csv"))
         labels = np.loadtxt(str(root / f"{side}_cell_labels.csv"), dtype=str)
@@ -64,8 +79,8 @@ def _drosophila(side: str) -> Callable[[int, int], GraphTask]:
     return load
 
 
-def _sklearn(name: str, classes: tuple[int, ...] | None = None) -> Callable[[int, int], GraphTask]:
-    def load(seed: int, max_features: int) -> GraphTask:
+def _sklearn(name: str, classes: tuple[int, ...] | None = None) -> Callable[[int, int | None], GraphTask]:
+    def load(seed: int, max_features: int | None) -> GraphTask:
         from sklearn import datasets
 
         x, y = getattr(datasets, f"load_{name}")(return_X_y=True)
@@ -78,7 +93,7 @@ def _sklearn(name: str, classes: tuple[int, ...] | None = None) -> Callable[[int
     return load
 
 
-DATASETS: dict[str, Callable[[int, int], GraphTask]] = {
+DATASETS: dict[str, Callable[[int, int | None], GraphTask]] = {
     "karate": _karate,
     "davis": _davis,
     "drosophila_left": _drosophila("left"),
@@ -92,21 +107,23 @@ DATASETS: dict[str, Callable[[int, int], GraphTask]] = {
 }
 
 
-def load_dataset(name: str, *, seed: int = 0, max_features: int = 32) -> GraphTask:
+def load_dataset(name: str, *, seed: int = 0, max_features: int | None = 32) -> GraphTask:
     """One offline graph of :data:`DATASETS` as a :class:`~nips25_gfm.graphs.GraphTask`.
 
     Args:
         name: a key of :data:`DATASETS`.
         seed: split (and PCA) seed.
-        max_features: PCA cap for wide feature matrices (featureless graphs use adjacency rows).
+        max_features: PCA cap for wide feature matrices (featureless graphs use adjacency rows); ``None``: none.
 
     Raises:
         ValueError: unknown ``name`` or ``max_features < 1``.
     """
     if name not in DATASETS:
         raise ValueError(f"name: unknown dataset {name!r}; expected one of {sorted(DATASETS)}")
-    if isinstance(max_features, bool) or not isinstance(max_features, int) or max_features < 1:
-        raise ValueError(f"max_features: expected an int >= 1, got {max_features!r}")
+    if max_features is not None and (
+        isinstance(max_features, bool) or not isinstance(max_features, int) or max_features < 1
+    ):
+        raise ValueError(f"max_features: expected an int >= 1 or None, got {max_features!r}")
     return DATASETS[name](seed, max_features)
 
 
@@ -143,25 +160,11 @@ def load_graph_file(
     import scipy.sparse as sp
 
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"path: no graph file at {path}")
-    try:
-        with np.load(path, allow_pickle=False) as blob:
-            arrays = {k: np.asarray(blob[k]) for k in blob.files}
-    except Exception as exc:  # not a zip / npz, or an object array
-        raise ValueError(f"path: {path} is not a readable .npz graph file ({type(exc).__name__})") from exc
-    missing = [k for k in ("edge_index", "x", "y") if k not in arrays]
-    if missing:
-        raise ValueError(f"path: {path} lacks the array(s) {missing}; expected edge_index [2, E], x [N, F], y [N]")
+    arrays = _read_npz(path, "path")
+    _check_graph_arrays(arrays, f"in {path}", path=path)
     y = arrays["y"]
-    if y.ndim != 1 or y.size == 0:
-        raise ValueError(f"y: in {path} expected a non-empty [N] array, got shape {y.shape}")
     n = y.shape[0]
     edges = arrays["edge_index"]
-    if edges.ndim != 2 or edges.shape[0] != 2 or not np.issubdtype(edges.dtype, np.integer):
-        raise ValueError(f"edge_index: in {path} expected integers of shape [2, E], got {edges.dtype} {edges.shape}")
-    if edges.size and (edges.min() < 0 or edges.max() >= n):
-        raise ValueError(f"edge_index: in {path} node ids must lie in [0, {n}), got [{edges.min()}, {edges.max()}]")
     adj = sp.csr_matrix((np.ones(edges.shape[1]), (edges[0], edges[1])), shape=(n, n))
     masks = {k: arrays[k].astype(bool) if k in arrays else None for k in _MASKS}
     return from_adjacency(
@@ -178,7 +181,12 @@ def load_graph_file(
 
 
 def load_graph_dir(
-    directory: str | Path, names: Sequence[str], *, seed: int = 0, max_features: int | None = 64
+    directory: str | Path,
+    names: Sequence[str],
+    *,
+    seed: int = 0,
+    max_features: int | None = 64,
+    pca: Mapping[str, int] | None = None,
 ) -> dict[str, GraphTask]:
     """The graphs ``names`` of a local directory holding ``<name>.npz`` files (format: :func:`load_graph_file`).
 
@@ -186,6 +194,8 @@ def load_graph_dir(
         directory: the directory.
         names: graph names (non-empty), e.g. :data:`PAPER_GRAPHS`.
         seed, max_features: see :func:`load_graph_file`.
+        pca: per-graph PCA caps overriding ``max_features`` (e.g. the official code's
+            ``{"full_cora": 2048, "co_cs": 2048, "co_physics": 1024}``).
 
     Returns:
         ``{name: GraphTask}`` in the order of ``names``.
@@ -206,4 +216,141 @@ def load_graph_dir(
             f"directory: {root} lacks {len(missing)} of {len(names)} graph files: "
             + ", ".join(f"{n}.npz" for n in missing)
         )
-    return {n: load_graph_file(root / f"{n}.npz", name=n, seed=seed, max_features=max_features) for n in names}
+    caps = dict(pca or {})
+    return {
+        n: load_graph_file(root / f"{n}.npz", name=n, seed=seed, max_features=caps.get(n, max_features)) for n in names
+    }
+
+
+def _read_npz(path: Path, arg: str) -> dict[str, np.ndarray]:
+    """Every array of a ``.npz`` file (no pickles); errors name ``arg``."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{arg}: no graph file at {path}")
+    try:
+        with np.load(path, allow_pickle=False) as blob:
+            return {k: np.asarray(blob[k]) for k in blob.files}
+    except Exception as exc:  # not a zip / npz, or an object array
+        raise ValueError(f"{arg}: {path} is not a readable .npz graph file ({type(exc).__name__})") from exc
+
+
+def _check_graph_arrays(arrays: dict[str, np.ndarray], where: str, *, path: object = "the input") -> None:
+    """Check the arrays of the native layout (see :func:`load_graph_file`); errors name the array and ``where``."""
+    missing = [k for k in ("edge_index", "x", "y") if k not in arrays]
+    if missing:
+        raise ValueError(f"path: {path} lacks the array(s) {missing}; expected edge_index [2, E], x [N, F], y [N]")
+    y = arrays["y"]
+    if y.ndim != 1 or y.size == 0:
+        raise ValueError(f"y: {where} expected a non-empty [N] array, got shape {y.shape}")
+    n = y.shape[0]
+    edges = arrays["edge_index"]
+    if edges.ndim != 2 or edges.shape[0] != 2 or not np.issubdtype(edges.dtype, np.integer):
+        raise ValueError(f"edge_index: {where} expected integers of shape [2, E], got {edges.dtype} {edges.shape}")
+    if edges.size and (edges.min() < 0 or edges.max() >= n):
+        raise ValueError(f"edge_index: {where} node ids must lie in [0, {n}), got [{edges.min()}, {edges.max()}]")
+    x = arrays["x"]
+    if x.ndim != 2 or x.shape[0] != n:
+        raise ValueError(f"x: {where} expected shape [{n}, F], got {x.shape}")
+    for key in _MASKS:
+        if key in arrays and (arrays[key].ndim not in (1, 2) or arrays[key].shape[0] != n):
+            raise ValueError(f"{key}: {where} expected shape [{n}] or [{n}, n_splits], got {arrays[key].shape}")
+
+
+def save_graph_file(
+    path: str | Path,
+    *,
+    edge_index: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    train_mask: np.ndarray | None = None,
+    val_mask: np.ndarray | None = None,
+    test_mask: np.ndarray | None = None,
+) -> Path:
+    """Write one graph as a ``.npz`` file that :func:`load_graph_file` reads (compressed; the inverse of it).
+
+    Args:
+        path: output file (``.npz`` is appended by numpy when missing; parent directories are created).
+        edge_index: integers ``[2, E]``, node ids in ``[0, N)``.
+        x: features ``[N, F]``, finite.
+        y: labels ``[N]``.
+        train_mask, val_mask, test_mask: optional boolean ``[N]`` or ``[N, n_splits]``.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ValueError: a missing or wrongly shaped array, non-finite ``x``, edge ids out of range.
+
+    Example:
+        >>> import numpy as np, tempfile, pathlib
+        >>> p = save_graph_file(pathlib.Path(tempfile.mkdtemp()) / "g.npz", edge_index=np.array([[0], [1]]),
+        ...                     x=np.eye(2), y=np.array([0, 1]))
+        >>> p.name
+        'g.npz'
+    """
+    arrays = {"edge_index": np.asarray(edge_index), "x": np.asarray(x), "y": np.asarray(y)}
+    for key, mask in zip(_MASKS, (train_mask, val_mask, test_mask), strict=True):
+        if mask is not None:
+            arrays[key] = np.asarray(mask).astype(bool)
+    _check_graph_arrays(arrays, "for save_graph_file")
+    if not np.issubdtype(arrays["x"].dtype, np.number) or not np.isfinite(arrays["x"]).all():
+        raise ValueError("x: expected finite numbers")
+    path = Path(path)
+    if path.suffix != ".npz":
+        path = path.with_name(path.name + ".npz")
+    if path.is_dir():
+        raise ValueError(f"path: {path} is a directory; expected a file path")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, **arrays)
+    return path
+
+
+def convert_graph_file(src: str | Path, dst: str | Path, *, layout: str = "auto") -> Path:
+    """Convert a graph file of a known layout into this package's ``.npz`` layout (:func:`load_graph_file`).
+
+    Layouts (:data:`GRAPH_LAYOUTS`): ``"native"`` (``edge_index``, ``x``, ``y``, optional masks; checked and
+    rewritten), ``"heterophilous"`` (the heterophilous-graphs benchmark files of Platonov et al. 2023, e.g.
+    ``roman_empire.npz``, ``tolokers.npz``, ``texas_4_classes.npz``: ``node_features [N, F]``, ``node_labels [N]``,
+    ``edges [E, 2]``, ``train_masks``/``val_masks``/``test_masks [n_splits, N]``; edges and masks are transposed),
+    ``"auto"`` (chosen by the arrays present). Nothing is downloaded: ``src`` is the user's file.
+
+    Args:
+        src: input ``.npz`` file.
+        dst: output file.
+        layout: one of :data:`GRAPH_LAYOUTS`.
+
+    Returns:
+        The path written.
+
+    Raises:
+        FileNotFoundError: no file at ``src``.
+        ValueError: unknown ``layout``, an unreadable file, arrays of no known layout, bad shapes.
+    """
+    if layout not in GRAPH_LAYOUTS:
+        raise ValueError(f"layout: expected one of {GRAPH_LAYOUTS}, got {layout!r}")
+    src = Path(src)
+    arrays = _read_npz(src, "src")
+    if layout == "auto":
+        if "edge_index" in arrays:
+            layout = "native"
+        elif set(_HETEROPHILOUS) <= set(arrays):
+            layout = "heterophilous"
+        else:
+            raise ValueError(
+                f"src: {src} has arrays {sorted(arrays)}, of no known layout (native: edge_index, x, y; "
+                f"heterophilous: {', '.join(_HETEROPHILOUS)})"
+            )
+    if layout == "heterophilous":
+        missing = [k for k in _HETEROPHILOUS if k not in arrays]
+        if missing:
+            raise ValueError(f"src: {src} lacks the heterophilous-layout array(s) {missing}")
+        edges = arrays["edges"]
+        if edges.ndim != 2 or edges.shape[1] != 2:
+            raise ValueError(f"edges: in {src} expected shape [E, 2], got {edges.shape}")
+        out = {new: arrays[old] for old, new in _HETEROPHILOUS.items()}
+        out["edge_index"] = edges.T
+        for key in _MASKS:
+            if f"{key}s" in arrays:
+                out[key] = arrays[f"{key}s"].T
+        arrays = out
+    masks = {k: arrays.get(k) for k in _MASKS}
+    return save_graph_file(dst, edge_index=arrays["edge_index"], x=arrays["x"], y=arrays["y"], **masks)

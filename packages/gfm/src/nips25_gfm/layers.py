@@ -74,7 +74,10 @@ class MeanConv(nn.Module):
         Raises:
             TypeError, ValueError: ``h`` is not a finite ``[N, S, k_in]`` tensor with N the graph's nodes.
         """
-        h = _check_set_tensor(h, "h", self.lin_self.in_features, graph.num_nodes())
+        return self.propagate(graph, _check_set_tensor(h, "h", self.lin_self.in_features, graph.num_nodes()))
+
+    def propagate(self, graph: Any, h: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward` without the input checks (for callers that checked ``h``, e.g. :class:`TSLayer`)."""
         return self.lin_self(h) + self.lin_agg(self.aggregate(graph, h))
 
 
@@ -104,7 +107,10 @@ class SetGATConv(nn.Module):
         Raises:
             TypeError, ValueError: ``h`` is not a finite ``[N, S, k_in]`` tensor with N the graph's nodes.
         """
-        h = _check_set_tensor(h, "h", self.lin.in_features, graph.num_nodes())
+        return self.propagate(graph, _check_set_tensor(h, "h", self.lin.in_features, graph.num_nodes()))
+
+    def propagate(self, graph: Any, h: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward` without the input checks (for callers that checked ``h``, e.g. :class:`TSLayer`)."""
         dgl = import_dgl()
         fn = dgl.function
         g = dgl.add_self_loop(dgl.remove_self_loop(graph))
@@ -120,7 +126,7 @@ class SetGATConv(nn.Module):
             return g.ndata["out"]
 
 
-def make_conv(backbone: str, k_in: int, k_out: int) -> nn.Module:
+def make_conv(backbone: str, k_in: int, k_out: int) -> MeanConv | SetGATConv:
     """The backbone convolution ``"mean"`` (:class:`MeanConv`) or ``"gat"`` (:class:`SetGATConv`)."""
     if backbone == "mean":
         return MeanConv(k_in, k_out)
@@ -183,20 +189,22 @@ class TSLayer(nn.Module):
         w_p2y, b_p2y = conv.pool2y.tensors(dt)
         if w_p2x.shape != (1, f) or w_p2y.shape != (1, c):
             raise ValueError(f"conv: maps fitted for other shapes than F={f}, C={c}")
+        # x and y were checked above; the maps are finite by construction, so the convolutions skip their checks
+        # (one isfinite pass per call cost about a quarter of a training epoch).
         x_mean = x.mean(dim=1, keepdim=True)
         y_mean = y.mean(dim=1, keepdim=True)
         x_new = (
-            self.x_self(graph, x)
-            + self.x_pool(graph, x_mean)
-            + self.x_from_pool(graph, _apply_map(y_mean, w_p2x, b_p2x))
+            self.x_self.propagate(graph, x)
+            + self.x_pool.propagate(graph, x_mean)
+            + self.x_from_pool.propagate(graph, _apply_map(y_mean, w_p2x, b_p2x))
         )
         y_new = (
-            self.y_self(graph, y)
-            + self.y_pool(graph, y_mean)
-            + self.y_from_pool(graph, _apply_map(x_mean, w_p2y, b_p2y))
+            self.y_self.propagate(graph, y)
+            + self.y_pool.propagate(graph, y_mean)
+            + self.y_from_pool.propagate(graph, _apply_map(x_mean, w_p2y, b_p2y))
         )
         for psi, lmap in zip(self.x_from_y, conv.to_x, strict=True):
-            x_new = x_new + psi(graph, _apply_map(y, *lmap.tensors(dt)))
+            x_new = x_new + psi.propagate(graph, _apply_map(y, *lmap.tensors(dt)))
         for psi, lmap in zip(self.y_from_x, conv.to_y, strict=True):
-            y_new = y_new + psi(graph, _apply_map(x, *lmap.tensors(dt)))
+            y_new = y_new + psi.propagate(graph, _apply_map(x, *lmap.tensors(dt)))
         return x_new, y_new
