@@ -111,6 +111,8 @@ def test_model_rejects_bad_input():
         model.sample(leaves, batch_jets=0)
     with pytest.raises(ValueError, match="decoder"):
         model.sample(leaves, decoder="repair")
+    with pytest.raises(TypeError, match="constrain_steps"):
+        model.sample(leaves, constrain_steps="yes")
     with pytest.raises(ValueError, match="jets"):
         train(model, [])
     with pytest.raises(ValueError, match="steps"):
@@ -142,16 +144,16 @@ def test_sampler_with_uninformed_network_keeps_every_row_uniform():
         assert chisquare(counts).pvalue > 1e-3, (r, counts)
 
 
-def test_sampler_with_uninformed_network_and_exact_decoder_is_uniform_over_valid_tables():
-    """p_O = theta restricted to binary trees is the Bayesian flow of the prior uniform over valid (A, B) tables, so the
-    final draw is uniform over those tables (martingale), whatever the number of steps: 18 tables at N = 4."""
+def test_sampler_with_uninformed_network_and_constrained_steps_is_uniform_over_valid_tables():
+    """p_O = theta restricted to binary trees at every step is the Bayesian flow of the prior uniform over valid (A, B)
+    tables, so the final draw is uniform over those tables (martingale), whatever the number of steps (N = 4)."""
     from scipy.stats import chisquare
 
     n, m = 4, 1800
     mask, _ = row_layout(n)
     leaves, _ = _batch(n=n, b=1)
     model = _patched(TreeGen(SMALL).eval(), lambda th: torch.log(th.clamp_min(1e-30)).masked_fill(~mask, -torch.inf))
-    out = model.sample(leaves[0], n_samples=m, n_steps=3, seed=4, decoder="exact")
+    out = model.sample(leaves[0], n_samples=m, n_steps=3, seed=4, decoder="exact", constrain_steps=True)
     assert all(is_binary_tree(p, n) for p in out)
     _, counts = np.unique(out, axis=0, return_counts=True)
     assert counts.size == 18 and chisquare(counts).pvalue > 1e-3, counts
@@ -164,11 +166,46 @@ def test_every_sample_of_an_untrained_network_is_a_binary_tree():
     for n in (3, 5, 7):
         leaves, _ = _batch(n=n, b=2, seed=n)
         for decoder in ("auto", "exact", "assignment"):
-            out = model.sample(leaves, n_samples=8, n_steps=3, seed=1, decoder=decoder)
-            assert all(is_binary_tree(p, n) for p in out.reshape(-1, 2 * n - 1)), (n, decoder)
+            for constrain_steps in (False, True):
+                out = model.sample(
+                    leaves, n_samples=8, n_steps=3, seed=1, decoder=decoder, constrain_steps=constrain_steps
+                )
+                assert all(is_binary_tree(p, n) for p in out.reshape(-1, 2 * n - 1)), (n, decoder)
     leaves, _ = _batch(n=7, b=2, seed=7)
     out = model.sample(leaves, n_samples=8, n_steps=3, seed=1, decoder="independent")
     assert not all(is_binary_tree(p, 7) for p in out.reshape(-1, 13))
+
+
+def test_sampler_with_exact_posterior_network_samples_the_exact_posterior():
+    """End to end (flow, schedule, canonical labels, final constrained decoding): with p_O the exact posterior
+    predictive of the trellis, the samples' TV to the posterior is within 0.03 of exact trellis samples' (N = 4)."""
+    from nips25_treegen.hierarchy import canonical_parents
+    from nips25_treegen.trellis import Trellis, enumerate_trees, total_variation
+
+    n, m = 4, 2000
+    jet = simulate(1, n_leaves=(n, n), seed=1)[0]
+    trellis = Trellis(jet.leaves)
+    tables, log_post = [], []
+    for masks in enumerate_trees(n):
+        parents = canonical_parents(jet.leaves, masks)
+        if np.isfinite(lp := trellis.log_posterior(parents)):
+            tables.append(np.concatenate(encode(parents, n)))
+            log_post.append(lp)
+    onehot = torch.nn.functional.one_hot(torch.as_tensor(np.array(tables)), n - 1).double()
+    mask, _ = row_layout(n)
+
+    def oracle(theta):
+        log_w = torch.as_tensor(log_post)[None] + torch.einsum(
+            "trs,brs->bt", onehot, torch.log(theta.double().clamp_min(1e-300))
+        )
+        marginals = torch.einsum("bt,trs->brs", torch.softmax(log_w, -1), onehot)
+        return torch.log(marginals).float().masked_fill(~mask, -torch.inf)
+
+    model = _patched(TreeGen(SMALL).eval(), oracle)
+    out = model.sample(jet.leaves, n_samples=m, n_steps=10, seed=0)
+    assert all(is_binary_tree(p, n) for p in out)
+    floor = total_variation(trellis, np.stack(trellis.sample(m, seed=1)))
+    assert total_variation(trellis, out) < floor + 0.03
 
 
 def test_sampler_with_certain_network_returns_its_tree():

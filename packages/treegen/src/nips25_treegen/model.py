@@ -13,6 +13,7 @@ which are joint samples, so the target is the same posterior the trellis compute
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -326,18 +327,20 @@ class TreeGen(nn.Module):
         seed: int = 0,
         batch_jets: int | None = None,
         decoder: str = "auto",
+        constrain_steps: bool = False,
     ) -> np.ndarray:
         r"""Sample trees with the discrete BFN sampler (Graves et al., Alg. 9) over the (A, B) rows.
 
         For :math:`i = 1..n`: :math:`k \sim p_O(\theta, (i-1)/n)`, :math:`\alpha_i = \beta_K(i/n) - \beta_K((i-1)/n)`,
         :math:`y \sim \mathcal N(\alpha_i(K e_k - 1), \alpha_i K I)`, Bayesian update; finally draw from
-        :math:`p_O(\theta, 1)` and decode. With a constrained ``decoder`` every draw (each step's :math:`k` and the
-        final tree) comes from :math:`p_O` restricted to binary trees,
-        :math:`q(x) \propto \prod_r p_{O,r}(x_r)\,\mathbb 1[x \in \mathcal V]`
-        (:mod:`nips25_treegen.decoding`): the Bayesian flow of a prior restricted to valid trees, since the
-        factorised update stays exact Bayes for the per-row sender likelihoods. Every sample is then a binary tree.
-        ``decoder="independent"`` draws every row independently (the unconstrained BFN sampler; samples may not be
-        trees, check with :func:`nips25_treegen.hierarchy.is_binary_tree`).
+        :math:`p_O(\theta, 1)` and decode. The step draws :math:`k` are per-row draws from :math:`p_O` as in Alg. 9
+        (the flow then depends on :math:`p_O`'s per-row marginals only, what the network is trained to match). The
+        final tree is decoded by ``decoder``: a constrained decoder draws it from :math:`p_O(\theta, 1)` restricted
+        to binary trees, :math:`q(x) \propto \prod_r p_{O,r}(x_r)\,\mathbb 1[x \in \mathcal V]`
+        (:mod:`nips25_treegen.decoding`), so every sample is a binary tree; ``decoder="independent"`` draws every
+        row independently (samples may not be trees, check with :func:`nips25_treegen.hierarchy.is_binary_tree`).
+        ``constrain_steps=True`` also draws every step's :math:`k` from the restricted product (a labelled variant:
+        exact Bayes when :math:`p_O = \theta`, but it distorts the per-row marginals of a trained network).
 
         Args:
             leaves: ``(N, 4)`` one jet, or ``(J, N, 4)`` jets of one N.
@@ -347,6 +350,7 @@ class TreeGen(nn.Module):
             batch_jets: jets per forward pass (default: all).
             decoder: ``"auto"`` (``"exact"`` for N <= ``EXACT_MAX_LEAVES``, else ``"assignment"``), ``"exact"``,
                 ``"assignment"`` (perturb-and-MAP, approximate) or ``"independent"``.
+            constrain_steps: also decode every step's draw with ``decoder`` (default: only the final tree).
 
         Returns:
             ``(n_samples, 2N-1)`` parents arrays for one jet, ``(J, n_samples, 2N-1)`` for several.
@@ -367,6 +371,8 @@ class TreeGen(nn.Module):
             raise ValueError(f"batch_jets must be None or an int >= 1, got {batch_jets!r}")
         if decoder not in ("auto", *DECODERS):
             raise ValueError(f"decoder must be 'auto' or one of {DECODERS}, got {decoder!r}")
+        if not isinstance(constrain_steps, (bool, np.bool_)):
+            raise TypeError(f"constrain_steps must be a bool, got {constrain_steps!r}")
         leaf_feat, pair_feat = self._features(arr)
         j, n = leaf_feat.shape[:2]
         if decoder == "auto":
@@ -378,7 +384,9 @@ class TreeGen(nn.Module):
         for start in range(0, j, chunk):
             lf = leaf_feat[start : start + chunk].repeat_interleave(n_samples, 0)
             pf = pair_feat[start : start + chunk].repeat_interleave(n_samples, 0)
-            rows = self._sample_rows(lf, pf, n_steps, gen, lambda lg: self._draw(lg, decoder, gen, rng))
+            final = functools.partial(self._draw, decoder=decoder, gen=gen, rng=rng)
+            step = final if constrain_steps else functools.partial(self._draw, decoder="independent", gen=gen, rng=rng)
+            rows = self._sample_rows(lf, pf, n_steps, gen, step, final)
             out.append(rows.reshape(-1, n_samples, 2 * n - 1))
         res = np.concatenate(out)
         return res[0] if single else res
@@ -391,7 +399,7 @@ class TreeGen(nn.Module):
         return torch.as_tensor(rows, device=logits.device)
 
     def _sample_rows(
-        self, lf: torch.Tensor, pf: torch.Tensor, n_steps: int, gen: torch.Generator, draw_fn: Any
+        self, lf: torch.Tensor, pf: torch.Tensor, n_steps: int, gen: torch.Generator, step_fn: Any, final_fn: Any
     ) -> np.ndarray:
         b, n = lf.shape[:2]
         mask, k = row_layout(n)
@@ -401,12 +409,12 @@ class TreeGen(nn.Module):
         for i in range(1, n_steps + 1):
             t0, t1 = (i - 1) / n_steps, i / n_steps
             logits = self(lf, pf, theta, torch.full((b,), t0, device=lf.device))
-            draw = draw_fn(logits)
+            draw = step_fn(logits)
             alpha = torch.as_tensor(self.flow.beta(k_np, t1) - self.flow.beta(k_np, t0), dtype=torch.float32)
             y = sender_sample(draw.cpu(), alpha.expand(b, -1).contiguous(), mask_b.cpu(), generator=gen)
             theta = bayesian_update(theta, y.to(lf.device), mask_b)
         logits = self(lf, pf, theta, torch.ones(b, device=lf.device))
-        rows = draw_fn(logits).cpu().numpy()
+        rows = final_fn(logits).cpu().numpy()
         return np.stack([decode(r[:n], r[n:]) for r in rows])
 
 

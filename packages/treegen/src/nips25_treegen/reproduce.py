@@ -46,9 +46,10 @@ class ReproduceConfig:
         torch_threads: torch intra-op threads during the run (restored afterwards); ``None`` keeps torch's
             setting. One thread by default: on the shared 2-core machine two threads were about 10x slower per
             training step (spin-waiting on an oversubscribed CPU).
-        decoder: TreeGen's decoder of the (A, B) rows (``TreeGen.sample``): ``"auto"`` (exact draws from p_O
-            restricted to binary trees), ``"exact"``, ``"assignment"`` or ``"independent"``. The independent decoder
-            is also run on the same jets for comparison (``structural_independent``, ``valid_independent``).
+        decoder: TreeGen's decoder of the final (A, B) rows (``TreeGen.sample``): ``"auto"`` (exact draws from
+            p_O(theta, 1) restricted to binary trees), ``"exact"``, ``"assignment"`` or ``"independent"``. The
+            independent decoder is also run on the same jets for comparison (``structural_independent``,
+            ``valid_independent``).
     """
 
     leaf_counts: tuple[int, ...] = (6, 8)
@@ -298,9 +299,9 @@ def _run(profile: str, cfg: ReproduceConfig, seed: int, out_dir: Path) -> Report
     config = {"profile": profile, **asdict(cfg), "validity_min": VALIDITY_MIN, "map_gap_max": MAP_GAP_MAX}
     notes = (
         "Data: in-package Ginkgo simulator (QCD, t_cut=16, lambda=1.5, root mass 30, |p|=400); exact posterior "
-        "from the in-package cluster trellis. TreeGen's rows are decoded with p_O restricted to binary trees "
-        f"(decoder={cfg.decoder!r}, a reconstruction); physically invalid samples are counted as invalid, never "
-        "repaired or rejected."
+        "from the in-package cluster trellis. TreeGen's final rows are decoded with p_O(theta, 1) restricted to "
+        f"binary trees (decoder={cfg.decoder!r}, a reconstruction; sampler steps draw rows independently); "
+        "physically invalid samples are counted as invalid, never repaired or rejected."
     )
     return Report(
         package="treegen",
