@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from nips25_treegen.ginkgo import simulate
+from nips25_treegen.hierarchy import is_binary_tree
 from nips25_treegen.model import TrainConfig, TreeGen, TreeGenConfig, jet_features, row_layout, train
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -68,6 +69,7 @@ def test_sampling_on_cuda_gives_well_formed_trees():
     assert isinstance(out, np.ndarray) and out.shape == (2, 6, 9)
     for p in out.reshape(-1, 9):
         assert p[-1] == -1 and np.all(p[:-1] > np.minimum(np.arange(8), 4))
+        assert is_binary_tree(p, 5)  # default decoder: p_O restricted to binary trees
 
 
 def test_train_under_a_cuda_accelerator_lowers_the_loss():

@@ -51,7 +51,8 @@ def test_loss_finite_and_gradients_flow():
     assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
 
 
-def test_samples_decode_to_parents_and_valid_ones_are_binary_trees():
+def test_every_decoded_sample_is_a_binary_tree():
+    """The issue's test: with the default (constrained) decoder every sample has two children per internal node."""
     torch.manual_seed(0)
     model = TreeGen(SMALL).eval()
     leaves, _ = _batch(n=5, b=2)
@@ -59,9 +60,9 @@ def test_samples_decode_to_parents_and_valid_ones_are_binary_trees():
     assert out.shape == (2, 6, 9)
     for p in out.reshape(-1, 9):
         assert p[-1] == -1 and np.all(p[:-1] > np.minimum(np.arange(8), 4))  # edges point to higher slots
-        if is_binary_tree(p, 5):
-            kids = np.bincount(p[p >= 0], minlength=9)
-            assert np.all(kids[5:] == 2) and np.all(kids[:5] == 0)
+        assert is_binary_tree(p, 5)
+        kids = np.bincount(p[p >= 0], minlength=9)
+        assert np.all(kids[5:] == 2) and np.all(kids[:5] == 0)
 
 
 def test_sampling_and_training_are_deterministic():
@@ -108,6 +109,10 @@ def test_model_rejects_bad_input():
         model.sample(leaves[0], n_steps=0)
     with pytest.raises(ValueError, match="batch_jets"):
         model.sample(leaves, batch_jets=0)
+    with pytest.raises(ValueError, match="decoder"):
+        model.sample(leaves, decoder="repair")
+    with pytest.raises(TypeError, match="constrain_steps"):
+        model.sample(leaves, constrain_steps="yes")
     with pytest.raises(ValueError, match="jets"):
         train(model, [])
     with pytest.raises(ValueError, match="steps"):
@@ -130,13 +135,77 @@ def test_sampler_with_uninformed_network_keeps_every_row_uniform():
     mask, k = row_layout(n)
     leaves, _ = _batch(n=n, b=1)
     model = _patched(TreeGen(SMALL).eval(), lambda th: torch.log(th.clamp_min(1e-30)).masked_fill(~mask, -torch.inf))
-    rows = model.sample(leaves[0], n_samples=m, n_steps=5, seed=3)[:, :-1] - n  # A then B rows as slot indices
+    rows = model.sample(leaves[0], n_samples=m, n_steps=5, seed=3, decoder="independent")[:, :-1] - n  # slot indices
     for r in range(2 * n - 2):
         if k[r] < 2:
             assert np.all(rows[:, r] == n - 2)
             continue
         counts = np.bincount(rows[:, r], minlength=n - 1)[mask[r].numpy()]
         assert chisquare(counts).pvalue > 1e-3, (r, counts)
+
+
+def test_sampler_with_uninformed_network_and_constrained_steps_is_uniform_over_valid_tables():
+    """p_O = theta restricted to binary trees at every step is the Bayesian flow of the prior uniform over valid (A, B)
+    tables, so the final draw is uniform over those tables (martingale), whatever the number of steps (N = 4)."""
+    from scipy.stats import chisquare
+
+    n, m = 4, 1800
+    mask, _ = row_layout(n)
+    leaves, _ = _batch(n=n, b=1)
+    model = _patched(TreeGen(SMALL).eval(), lambda th: torch.log(th.clamp_min(1e-30)).masked_fill(~mask, -torch.inf))
+    out = model.sample(leaves[0], n_samples=m, n_steps=3, seed=4, decoder="exact", constrain_steps=True)
+    assert all(is_binary_tree(p, n) for p in out)
+    _, counts = np.unique(out, axis=0, return_counts=True)
+    assert counts.size == 18 and chisquare(counts).pvalue > 1e-3, counts
+
+
+def test_every_sample_of_an_untrained_network_is_a_binary_tree():
+    """The constrained decoders give binary trees at every N (independent decoding does not, the old behaviour)."""
+    torch.manual_seed(0)
+    model = TreeGen(SMALL).eval()
+    for n in (3, 5, 7):
+        leaves, _ = _batch(n=n, b=2, seed=n)
+        for decoder in ("auto", "exact", "assignment"):
+            for constrain_steps in (False, True):
+                out = model.sample(
+                    leaves, n_samples=8, n_steps=3, seed=1, decoder=decoder, constrain_steps=constrain_steps
+                )
+                assert all(is_binary_tree(p, n) for p in out.reshape(-1, 2 * n - 1)), (n, decoder)
+    leaves, _ = _batch(n=7, b=2, seed=7)
+    out = model.sample(leaves, n_samples=8, n_steps=3, seed=1, decoder="independent")
+    assert not all(is_binary_tree(p, 7) for p in out.reshape(-1, 13))
+
+
+def test_sampler_with_exact_posterior_network_samples_the_exact_posterior():
+    """End to end (flow, schedule, canonical labels, final constrained decoding): with p_O the exact posterior
+    predictive of the trellis, the samples' TV to the posterior is within 0.03 of exact trellis samples' (N = 4)."""
+    from nips25_treegen.hierarchy import canonical_parents
+    from nips25_treegen.trellis import Trellis, enumerate_trees, total_variation
+
+    n, m = 4, 2000
+    jet = simulate(1, n_leaves=(n, n), seed=1)[0]
+    trellis = Trellis(jet.leaves)
+    tables, log_post = [], []
+    for masks in enumerate_trees(n):
+        parents = canonical_parents(jet.leaves, masks)
+        if np.isfinite(lp := trellis.log_posterior(parents)):
+            tables.append(np.concatenate(encode(parents, n)))
+            log_post.append(lp)
+    onehot = torch.nn.functional.one_hot(torch.as_tensor(np.array(tables)), n - 1).double()
+    mask, _ = row_layout(n)
+
+    def oracle(theta):
+        log_w = torch.as_tensor(log_post)[None] + torch.einsum(
+            "trs,brs->bt", onehot, torch.log(theta.double().clamp_min(1e-300))
+        )
+        marginals = torch.einsum("bt,trs->brs", torch.softmax(log_w, -1), onehot)
+        return torch.log(marginals).float().masked_fill(~mask, -torch.inf)
+
+    model = _patched(TreeGen(SMALL).eval(), oracle)
+    out = model.sample(jet.leaves, n_samples=m, n_steps=10, seed=0)
+    assert all(is_binary_tree(p, n) for p in out)
+    floor = total_variation(trellis, np.stack(trellis.sample(m, seed=1)))
+    assert total_variation(trellis, out) < floor + 0.03
 
 
 def test_sampler_with_certain_network_returns_its_tree():
@@ -149,8 +218,9 @@ def test_sampler_with_certain_network_returns_its_tree():
     model = _patched(
         TreeGen(SMALL).eval(), lambda th: torch.where(onehot, 0.0, -40.0).expand_as(th).masked_fill(~mask, -torch.inf)
     )
-    out = model.sample(leaves[0], n_samples=50, n_steps=6, seed=0)
-    assert np.all(out == parents[0])
+    for decoder in ("auto", "assignment", "independent"):
+        out = model.sample(leaves[0], n_samples=50, n_steps=6, seed=0, decoder=decoder)
+        assert np.all(out == parents[0]), decoder
 
 
 def test_training_lowers_loss_below_a_network_that_copies_theta():

@@ -25,6 +25,8 @@ def test_reproduce_rejects_unknown_profile(tmp_path):
         reproduce(profile="huge", out_dir=tmp_path)
     with pytest.raises(ValueError, match="leaf_counts"):
         ReproduceConfig(leaf_counts=(2, 20))
+    with pytest.raises(ValueError, match="decoder"):
+        ReproduceConfig(decoder="repair")
     assert set(PROFILES) == {"tiny", "quick", "paper"}
 
 

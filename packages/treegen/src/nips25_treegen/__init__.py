@@ -7,6 +7,7 @@ with the Ginkgo parton-shower simulator, the exact cluster trellis and the clust
 from importlib.metadata import PackageNotFoundError, version
 
 from nips25_treegen.baselines import beam, greedy, kt_cluster, stochastic_greedy, uniform_valid
+from nips25_treegen.decoding import DECODERS, EXACT_MAX_LEAVES, decode_rows, decode_trees, table_log_prob
 from nips25_treegen.flow import (
     DiscreteBayesianFlow,
     EntropySchedule,
@@ -43,6 +44,8 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0.0.0"
 
 __all__ = [
+    "DECODERS",
+    "EXACT_MAX_LEAVES",
     "MAX_EXACT_LEAVES",
     "DiscreteBayesianFlow",
     "EntropySchedule",
@@ -60,6 +63,8 @@ __all__ = [
     "children_of",
     "clusters",
     "decode",
+    "decode_rows",
+    "decode_trees",
     "encode",
     "entropy_ratio",
     "enumerate_trees",
@@ -77,6 +82,7 @@ __all__ = [
     "simulate",
     "split_log_lik",
     "stochastic_greedy",
+    "table_log_prob",
     "to_linkage",
     "total_variation",
     "train",

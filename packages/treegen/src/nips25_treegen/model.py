@@ -13,6 +13,7 @@ which are joint samples, so the target is the same posterior the trellis compute
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from nips25_shared import get_logger, progress
+from nips25_treegen.decoding import DECODERS, EXACT_MAX_LEAVES, decode_rows
 from nips25_treegen.flow import DiscreteBayesianFlow, EntropySchedule, bayesian_update, flow_sample, sender_sample
 from nips25_treegen.ginkgo import Jet, _check_leaves, invariant_mass2, split_log_lik
 from nips25_treegen.hierarchy import decode, encode
@@ -317,21 +319,38 @@ class TreeGen(nn.Module):
 
     @torch.no_grad()
     def sample(
-        self, leaves: Any, *, n_samples: int = 1, n_steps: int = 100, seed: int = 0, batch_jets: int | None = None
+        self,
+        leaves: Any,
+        *,
+        n_samples: int = 1,
+        n_steps: int = 100,
+        seed: int = 0,
+        batch_jets: int | None = None,
+        decoder: str = "auto",
+        constrain_steps: bool = False,
     ) -> np.ndarray:
         r"""Sample trees with the discrete BFN sampler (Graves et al., Alg. 9) over the (A, B) rows.
 
         For :math:`i = 1..n`: :math:`k \sim p_O(\theta, (i-1)/n)`, :math:`\alpha_i = \beta_K(i/n) - \beta_K((i-1)/n)`,
         :math:`y \sim \mathcal N(\alpha_i(K e_k - 1), \alpha_i K I)`, Bayesian update; finally draw from
-        :math:`p_O(\theta, 1)` and decode. Invalid samples (not a binary tree) are returned as decoded: check them
-        with :func:`nips25_treegen.hierarchy.is_binary_tree` (no repair, no rejection).
+        :math:`p_O(\theta, 1)` and decode. The step draws :math:`k` are per-row draws from :math:`p_O` as in Alg. 9
+        (the flow then depends on :math:`p_O`'s per-row marginals only, what the network is trained to match). The
+        final tree is decoded by ``decoder``: a constrained decoder draws it from :math:`p_O(\theta, 1)` restricted
+        to binary trees, :math:`q(x) \propto \prod_r p_{O,r}(x_r)\,\mathbb 1[x \in \mathcal V]`
+        (:mod:`nips25_treegen.decoding`), so every sample is a binary tree; ``decoder="independent"`` draws every
+        row independently (samples may not be trees, check with :func:`nips25_treegen.hierarchy.is_binary_tree`).
+        ``constrain_steps=True`` also draws every step's :math:`k` from the restricted product (a labelled variant:
+        exact Bayes when :math:`p_O = \theta`, but it distorts the per-row marginals of a trained network).
 
         Args:
             leaves: ``(N, 4)`` one jet, or ``(J, N, 4)`` jets of one N.
             n_samples: trees per jet (>= 1).
             n_steps: sampler steps (>= 1).
-            seed: seed of the sampler's torch generator.
+            seed: seed of the sampler's torch generator (and numpy generator of the constrained decoders).
             batch_jets: jets per forward pass (default: all).
+            decoder: ``"auto"`` (``"exact"`` for N <= ``EXACT_MAX_LEAVES``, else ``"assignment"``), ``"exact"``,
+                ``"assignment"`` (perturb-and-MAP, approximate) or ``"independent"``.
+            constrain_steps: also decode every step's draw with ``decoder`` (default: only the final tree).
 
         Returns:
             ``(n_samples, 2N-1)`` parents arrays for one jet, ``(J, n_samples, 2N-1)`` for several.
@@ -350,19 +369,38 @@ class TreeGen(nn.Module):
             raise ValueError(f"n_steps must be an int >= 1, got {n_steps!r}")
         if batch_jets is not None and (not isinstance(batch_jets, (int, np.integer)) or batch_jets < 1):
             raise ValueError(f"batch_jets must be None or an int >= 1, got {batch_jets!r}")
+        if decoder not in ("auto", *DECODERS):
+            raise ValueError(f"decoder must be 'auto' or one of {DECODERS}, got {decoder!r}")
+        if not isinstance(constrain_steps, (bool, np.bool_)):
+            raise TypeError(f"constrain_steps must be a bool, got {constrain_steps!r}")
         leaf_feat, pair_feat = self._features(arr)
         j, n = leaf_feat.shape[:2]
+        if decoder == "auto":
+            decoder = "exact" if n <= EXACT_MAX_LEAVES else "assignment"
         gen = torch.Generator().manual_seed(int(seed))
+        rng = np.random.default_rng(int(seed))
         chunk = j if batch_jets is None else int(batch_jets)
         out = []
         for start in range(0, j, chunk):
             lf = leaf_feat[start : start + chunk].repeat_interleave(n_samples, 0)
             pf = pair_feat[start : start + chunk].repeat_interleave(n_samples, 0)
-            out.append(self._sample_rows(lf, pf, n_steps, gen).reshape(-1, n_samples, 2 * n - 1))
+            final = functools.partial(self._draw, decoder=decoder, gen=gen, rng=rng)
+            step = final if constrain_steps else functools.partial(self._draw, decoder="independent", gen=gen, rng=rng)
+            rows = self._sample_rows(lf, pf, n_steps, gen, step, final)
+            out.append(rows.reshape(-1, n_samples, 2 * n - 1))
         res = np.concatenate(out)
         return res[0] if single else res
 
-    def _sample_rows(self, lf: torch.Tensor, pf: torch.Tensor, n_steps: int, gen: torch.Generator) -> np.ndarray:
+    @staticmethod
+    def _draw(logits: torch.Tensor, decoder: str, gen: torch.Generator, rng: np.random.Generator) -> torch.Tensor:
+        if decoder == "independent":
+            return _gumbel_argmax(logits, gen)
+        rows = decode_rows(logits.detach().cpu().double().numpy(), decoder=decoder, seed=rng)
+        return torch.as_tensor(rows, device=logits.device)
+
+    def _sample_rows(
+        self, lf: torch.Tensor, pf: torch.Tensor, n_steps: int, gen: torch.Generator, step_fn: Any, final_fn: Any
+    ) -> np.ndarray:
         b, n = lf.shape[:2]
         mask, k = row_layout(n)
         mask_b = mask.expand(b, -1, -1).to(lf.device)
@@ -371,12 +409,12 @@ class TreeGen(nn.Module):
         for i in range(1, n_steps + 1):
             t0, t1 = (i - 1) / n_steps, i / n_steps
             logits = self(lf, pf, theta, torch.full((b,), t0, device=lf.device))
-            draw = _gumbel_argmax(logits, gen)
+            draw = step_fn(logits)
             alpha = torch.as_tensor(self.flow.beta(k_np, t1) - self.flow.beta(k_np, t0), dtype=torch.float32)
             y = sender_sample(draw.cpu(), alpha.expand(b, -1).contiguous(), mask_b.cpu(), generator=gen)
             theta = bayesian_update(theta, y.to(lf.device), mask_b)
         logits = self(lf, pf, theta, torch.ones(b, device=lf.device))
-        rows = _gumbel_argmax(logits, gen).cpu().numpy()
+        rows = final_fn(logits).cpu().numpy()
         return np.stack([decode(r[:n], r[n:]) for r in rows])
 
 
