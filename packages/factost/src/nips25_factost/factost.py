@@ -55,8 +55,8 @@ class FactoST(PanelForecaster):
             raise TypeError(f"adapter must be an STAdapter, got {type(adapter).__name__}")
         if adapter.d_model != backbone.config.d_model:
             raise ValueError(f"adapter.d_model={adapter.d_model} differs from the backbone's {backbone.config.d_model}")
-        if adapter.prompt_logits.shape[0] != backbone.config.n_domains:
-            raise ValueError(f"adapter mixes {adapter.prompt_logits.shape[0]} source prompts, the backbone has "
+        if adapter.n_source_domains != backbone.config.n_domains:
+            raise ValueError(f"adapter mixes {adapter.n_source_domains} source prompts, the backbone has "
                              f"{backbone.config.n_domains} domains")  # fmt: skip
         if replay is not None and not isinstance(replay, ReplayBuffer):
             raise TypeError(f"replay must be a ReplayBuffer, got {type(replay).__name__}")
@@ -109,24 +109,25 @@ class FactoST(PanelForecaster):
         self._fit_config = config
 
     def auxiliary_loss(self, x: torch.Tensor, calendar: torch.Tensor, pred: torch.Tensor) -> torch.Tensor | None:
-        """Alignment penalty on the last training forward and (unfrozen backbone only) the UTP replay loss."""
+        """Alignment penalty (HDA prompts only) on the last training forward and (unfrozen backbone only) the UTP
+        replay loss."""
         cfg = self._fit_config
         if self.replay is None or len(self.replay) < 2 or (cfg.align_weight == 0 and cfg.replay_ratio == 0):
             return None
         length, horizon = x.shape[1], calendar.shape[1] - x.shape[1]
         n_replay = max(2, round(cfg.replay_ratio * x.shape[0] * self.n_nodes))
         windows, domains = self.replay.sample(n_replay)
-        w = torch.as_tensor(windows, dtype=torch.float32)
+        w = torch.as_tensor(windows, dtype=torch.float32, device=x.device)
         loss = x.new_zeros(())
         pooled = getattr(self, "_pooled", None)
-        if cfg.align_weight > 0 and pooled is not None:
+        if cfg.align_weight > 0 and pooled is not None and self.adapter.prompt_mode == "hda":
             context = w[:, -(length + horizon) : w.shape[1] - horizon]
             with torch.set_grad_enabled(not self.freeze_backbone):
                 tokens = self.backbone.tokens(context)
                 source = self.backbone.assemble(tokens, horizon)[:, : tokens.shape[1]].mean(1)
             loss = loss + cfg.align_weight * alignment_penalty(pooled, source)
         if not self.freeze_backbone and cfg.replay_ratio > 0:
-            loss = loss + utp_loss(self.backbone, w, torch.as_tensor(domains), config=self.utp_config,
+            loss = loss + utp_loss(self.backbone, w, torch.as_tensor(domains, device=x.device), config=self.utp_config,
                                    generator=self._generator)  # fmt: skip
         return loss
 
