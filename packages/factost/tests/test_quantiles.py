@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import numpy as np
+import pytest
 import torch
 from nips25_factost import (
     V2_QUANTILES,
@@ -104,3 +105,17 @@ def test_utp_pretraining_beats_last_value_despite_flat_context_windows():
         model = ((bb.eval()(x, torch.zeros(len(x), dtype=torch.long), 12) - y).abs() / std).mean()
     last = ((x[:, -1:] - y).abs() / std).mean()
     assert model < 0.5 * last, (float(model), float(last))
+
+
+def test_factost_quantile_forecasts_have_the_median_as_point_forecast(backbone, adapter, panel):
+    """FactoST.predict_quantiles gives (B, H, N, Q); its median level equals predict(); bad inputs still raise."""
+    from nips25_factost import FactoST, FitConfig, make_windows
+
+    model = FactoST(backbone, adapter, freeze_backbone=True).fit(panel, config=FitConfig(steps=2, batch_size=4))
+    w = make_windows(panel, context=12, horizon=12)
+    q = model.predict_quantiles(w.x[:5], w.calendar[:5], batch_size=2)
+    assert q.shape == (5, 12, 4, len(backbone.config.quantiles))
+    median = model.predict(w.x[:5], w.calendar[:5], batch_size=2)
+    np.testing.assert_allclose(q[..., backbone.config.median_index], median, rtol=1e-6)
+    with pytest.raises(ValueError, match="nodes"):
+        model.predict_quantiles(w.x[:5, :, :3], w.calendar[:5])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from nips25_factost.adapter import STAdapter, alignment_penalty
@@ -78,6 +79,7 @@ class FactoST(PanelForecaster):
         return self
 
     def _forward(self, x: torch.Tensor, calendar: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Quantile forecasts ``(B, H, N, Q)`` and the pooled adapted context tokens ``(B N, d)``."""
         if x.ndim != 3 or x.shape[2] != self.n_nodes:
             raise ValueError(f"x must be (B, L, N={self.n_nodes}), got {tuple(x.shape)}")
         b, length, n = x.shape
@@ -94,15 +96,27 @@ class FactoST(PanelForecaster):
         seq = seq.permute(0, 2, 1, 3).reshape(b * n, s, d)
         prompt = self.adapter.target_prompt(self.backbone.domain_prompts()).expand(b * n, -1, -1)
         out = self.backbone.encode(seq, prompt)
-        z = self.backbone.decode(out, n_ctx, horizon)
-        pred = (z * std + mean).reshape(b, n, horizon).permute(0, 2, 1)
-        return pred, seq[:, :n_ctx].mean(1)
+        z = self.backbone.decode_quantiles(out, n_ctx, horizon)  # (B N, H, Q)
+        q = (z * std[..., None] + mean[..., None]).reshape(b, n, horizon, -1).permute(0, 2, 1, 3)
+        return q, seq[:, :n_ctx].mean(1)
 
     def forward(self, x: torch.Tensor, calendar: torch.Tensor) -> torch.Tensor:
-        """Forecast ``(B, H, N)`` from contexts ``(B, L, N)`` and calendar codes ``(B, L + H, C)``."""
-        pred, pooled = self._forward(x, calendar)
+        """Forecast ``(B, H, N)`` (the median) from contexts ``(B, L, N)`` and calendar codes ``(B, L + H, C)``."""
+        quantiles, pooled = self._forward(x, calendar)
         self._pooled = pooled if self.training else None
-        return pred
+        return quantiles[..., self.backbone.config.median_index]
+
+    @torch.no_grad()
+    def predict_quantiles(self, x: object, calendar: object, *, batch_size: int = 256) -> np.ndarray:
+        """Quantile forecasts ``(B, H, N, Q)`` (levels ``backbone.config.quantiles``; float64 numpy).
+
+        The few-shot fit trains the median (MAE); in frozen mode the other levels come from the pretrained head
+        through the adapted tokens, with no quantile training on the target (no calibration guarantee).
+
+        Raises:
+            TypeError, ValueError: as :meth:`~nips25_factost.training.PanelForecaster.predict`.
+        """
+        return self._predict_batches(x, calendar, batch_size=batch_size, forward=lambda a, c: self._forward(a, c)[0])
 
     def on_fit_start(self, panel: STPanel, config: FitConfig) -> None:
         """Remember the fit configuration (replay batch size, weights)."""
