@@ -160,3 +160,20 @@ def test_factost_is_node_permutation_equivariant(backbone, adapter):
             getattr(adapter, name).copy_(getattr(adapter, name)[perm])
         out_perm = model(x[..., perm], cal)
     torch.testing.assert_close(out_perm, out[..., perm], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("coords", [False, True])
+def test_adapter_parameter_count_matches_the_design(coords):
+    """Trainable adapter parameters, term by term from the design (brief steps 7-11, v2's STMF/STF layout):
+    node embedding N e + calendar tables e sum(sizes) + STMF projection ((1 + C) e) d + d; STF scores W_n and W_t,
+    each e d + d (W_t acts on the *sum* of the calendar embeddings, as upstream); prototypes n_p d, lags, alpha;
+    interaction factors 2 N r and W_s d^2; target prompt n_src + n_tok d; coordinate MLP 2e + e + e^2 + e."""
+    n, d, e, r, n_p, n_tok, n_src = 20, 32, 8, 4, 8, 3, 7
+    sizes = {"day_of_week": 7, "month": 12, "hour": 24}
+    c = len(sizes)
+    xy = torch.randn(n, 2) if coords else None
+    adapter = STAdapter(n_nodes=n, d_model=d, emb_dim=e, calendar=sizes, rank=r, n_prototypes=n_p,
+                        n_source_domains=n_src, n_prompt_tokens=n_tok, coords=xy)  # fmt: skip
+    expected = (n * e + e * sum(sizes.values()) + (1 + c) * e * d + d + 2 * (e * d + d) + n_p * d + 3 + 3
+                + 2 * n * r + d * d + n_src + n_tok * d + (2 * e + e + e * e + e if coords else 0))  # fmt: skip
+    assert sum(p.numel() for p in adapter.parameters()) == expected

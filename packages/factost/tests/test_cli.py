@@ -56,6 +56,12 @@ def test_adapt_end_to_end(tmp_path, capsys):
     forecast = pd.read_csv(out, index_col=0, parse_dates=True)
     assert forecast.shape == (12, 3) and forecast.index[0] == pd.Timestamp("2022-07-20")
     assert result["test_mae"] > 0 and np.isfinite(forecast.to_numpy()).all()
+    assert main(["adapt", "--checkpoint", str(ckpt), "--csv", str(_csv(tmp_path)), "--out", str(out), "--steps", "2",
+                 "--refinement", "--prompt", "dspa", "-q"]) == 0  # fmt: skip
+    assert np.isfinite(pd.read_csv(out, index_col=0).to_numpy()).all()
+    with pytest.raises(SystemExit) as exc:
+        main(["adapt", "--checkpoint", str(ckpt), "--csv", str(_csv(tmp_path)), "--out", str(out), "--prompt", "x"])
+    assert exc.value.code == 2
 
 
 def test_readme_quickstart_runs():

@@ -37,6 +37,7 @@ from nips25_factost.pretraining import (
     utp_loss,
     utp_pretrain,
 )
+from nips25_factost.quantiles import V2_QUANTILES, check_quantiles, pinball_loss
 from nips25_factost.replay import ReplayBuffer
 from nips25_factost.training import FitConfig, PanelForecaster, loss_scale
 
@@ -47,6 +48,7 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "STID",
+    "V2_QUANTILES",
     "BackboneConfig",
     "FactoST",
     "FitConfig",
@@ -62,6 +64,7 @@ __all__ = [
     "alignment_penalty",
     "average_pool",
     "calendar_features",
+    "check_quantiles",
     "historical_average",
     "instance_denormalize",
     "instance_normalize",
@@ -78,6 +81,7 @@ __all__ = [
     "parse_dms",
     "patch_mask",
     "patchify",
+    "pinball_loss",
     "pool_windows",
     "save_pretrained",
     "seasonal_naive",

@@ -5,12 +5,19 @@ Pieces, applied to the backbone's assembled tokens ``h`` of shape ``(B, S, N, d)
 * STMF (spatio-temporal metadata fusion) [official code, v2]: a node embedding and one table per calendar feature,
   projected to ``d`` and mean-pooled over each patch's steps (future patches use the known future calendar).
   Node coordinates enter through a small MLP [reconstructed].
-* STF (spatio-temporal filtering) [official code, v2]: three scores per token (spatial, temporal, and a delayed
-  prototype score over 1..3 patch lags) mixed by ``softmax(alpha)``; ``I_st <- I_st * sigmoid(s)``. The optional
-  cyclic prototype refinement of v2 is not implemented.
+* STF (spatio-temporal filtering) [official code, v2]: three scores per token (spatial
+  ``<I_st, W_n node_emb>``, temporal ``<I_st, W_t sum_c time_emb_c>`` with ``W_t`` of size ``e x d`` acting on the
+  sum of the calendar embeddings as upstream, and a delayed prototype score over 1..3 patch lags) mixed by
+  ``softmax(alpha)``; ``I_st <- I_st * sigmoid(s)``.
 * Sparse cross-node mixing [reconstructed, absent in v2]: ``S = rowsoftmax(TopK_row(ReLU(E1 E2^T)))`` with
   ``E1, E2 in R^{N x r}``, exactly ``k`` non-zeros per row (self excluded); ``h <- h + S h W_s``.
-* Target prompt [reconstructed, v1 HDA]: a learned softmax mix of the (frozen) source prompts plus a residual.
+* Cyclic prototype refinement (CPR, optional, ``refinement=True``) [official code, v2; attention span
+  reconstructed]: per calendar feature, a table of learned queries (one per position in the cycle); each token's
+  query (its patch's calendar code) attends over the tokens of its own node, and the result is added to the token.
+* Target prompt, ``prompt="hda"`` (default) [reconstructed, v1 HDA]: a learned softmax mix of the (frozen) source
+  prompts plus a residual, with :func:`alignment_penalty` in training. ``prompt="dspa"`` [official code, v2; the
+  name is our reading]: a fresh low-rank target prompt ``W (u v^T) + b`` with ``u = 0`` at the start (so the prompt
+  starts at 0), ``v`` uniform, ``W`` Xavier, ``b = 0``; v2 uses it instead of HDA, so no alignment penalty.
 
 Parameters that grow with the number of nodes ``N``: the node embedding (``N * emb_dim``) and ``E1, E2``
 (``2 * N * rank``); everything else is independent of ``N``.
@@ -103,6 +110,10 @@ class STAdapter(nn.Module):
         n_source_domains: number of source prompts the target prompt mixes.
         n_prompt_tokens: prompt length (the backbone's ``n_prompt_tokens``).
         coords: optional ``(N, 2)`` node coordinates, standardised and passed through an MLP into the node embedding.
+        refinement: add v2's cyclic prototype refinement (CPR) of the tokens (default off).
+        refinement_heads: attention heads of CPR (must divide ``d_model``; 4 as upstream, clipped to a divisor).
+        prompt: ``"hda"`` (mix of source prompts + alignment penalty, default) or ``"dspa"`` (v2's fresh low-rank
+            target prompt, no alignment penalty).
 
     Example:
         >>> a = STAdapter(n_nodes=4, d_model=8, emb_dim=4, rank=2, topk=2)
@@ -125,6 +136,9 @@ class STAdapter(nn.Module):
         n_source_domains: int = 1,
         n_prompt_tokens: int = 3,
         coords: torch.Tensor | None = None,
+        refinement: bool = False,
+        refinement_heads: int = 4,
+        prompt: str = "hda",
     ) -> None:
         super().__init__()
         calendar = {"day_of_week": 7, "month": 12} if calendar is None else dict(calendar)
@@ -135,6 +149,10 @@ class STAdapter(nn.Module):
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         if n_nodes < 2:
             raise ValueError(f"n_nodes must be >= 2, got {n_nodes}")
+        if prompt not in ("hda", "dspa"):
+            raise ValueError(f"prompt must be 'hda' or 'dspa', got {prompt!r}")
+        if isinstance(refinement_heads, bool) or not isinstance(refinement_heads, int) or refinement_heads < 1:
+            raise ValueError(f"refinement_heads must be an integer >= 1, got {refinement_heads!r}")
         if not calendar or any(not isinstance(v, int) or v < 1 for v in calendar.values()):
             raise ValueError(f"calendar must map feature names to category counts >= 1, got {calendar!r}")
         self.n_nodes, self.d_model, self.emb_dim = n_nodes, d_model, emb_dim
@@ -158,7 +176,7 @@ class STAdapter(nn.Module):
         self.node_proj = nn.Linear(e, d)
         self.time_proj = nn.Linear(n_time, d, bias=False)
         self.score_node = nn.Linear(e, d)
-        self.score_time = nn.Linear(n_time, d)
+        self.score_time = nn.Linear(e, d)  # W_t acts on the sum of the calendar embeddings [official code, v2]
         self.prototypes = nn.Parameter(torch.randn(n_prototypes, d) * 0.1)
         self.gamma = nn.Parameter(torch.zeros(n_shifts))
         self.alpha = nn.Parameter(torch.zeros(3))
@@ -166,8 +184,24 @@ class STAdapter(nn.Module):
         self.e2 = nn.Parameter(torch.randn(n_nodes, rank) * 0.3)
         self.mix_proj = nn.Linear(d, d, bias=False)
         nn.init.normal_(self.mix_proj.weight, std=0.01)
-        self.prompt_logits = nn.Parameter(torch.zeros(n_source_domains))
-        self.prompt_delta = nn.Parameter(torch.zeros(n_prompt_tokens, d))
+        self.prompt_mode = prompt
+        self.n_source_domains = n_source_domains
+        if prompt == "hda":
+            self.prompt_logits = nn.Parameter(torch.zeros(n_source_domains))
+            self.prompt_delta = nn.Parameter(torch.zeros(n_prompt_tokens, d))
+        else:  # DSPA: P = W (u v^T) + b, u = 0 at the start [official code, v2]
+            self.prompt_u = nn.Parameter(torch.zeros(n_prompt_tokens, 1))
+            self.prompt_v = nn.Parameter(torch.rand(1, d))
+            self.prompt_proj = nn.Linear(d, d)
+            nn.init.xavier_uniform_(self.prompt_proj.weight)
+            nn.init.zeros_(self.prompt_proj.bias)
+        self.refinement = bool(refinement)
+        if self.refinement:
+            heads = max(h for h in range(1, min(refinement_heads, d) + 1) if d % h == 0)
+            self.cycle_queries = nn.ParameterList(nn.Parameter(torch.randn(size, d) * d**-0.5)
+                                                  for size in calendar.values())  # fmt: skip
+            self.cycle_attention = nn.ModuleList(nn.MultiheadAttention(d, heads, batch_first=True)
+                                                 for _ in calendar)  # fmt: skip
 
     # -- metadata ------------------------------------------------------------------------------------------------
     def node_embedding(self) -> torch.Tensor:
@@ -214,12 +248,62 @@ class STAdapter(nn.Module):
 
     # -- prompts ---------------------------------------------------------------------------------------------------
     def target_prompt(self, source_prompts: torch.Tensor) -> torch.Tensor:
-        """Target-domain prompt ``(n_tok, d)``: ``sum_s softmax(beta)_s P_s + Delta``."""
-        if source_prompts.ndim != 3 or source_prompts.shape[0] != self.prompt_logits.shape[0]:
-            raise ValueError(f"source_prompts must be ({self.prompt_logits.shape[0]}, n_tok, d), "
+        """Target-domain prompt ``(n_tok, d)``.
+
+        HDA: ``sum_s softmax(beta)_s P_s + Delta`` over the source prompts ``(n_src, n_tok, d)``. DSPA: ``W (u v^T) +
+        b``, which ignores the source prompts (their shape is still checked).
+        """
+        if source_prompts.ndim != 3 or source_prompts.shape[0] != self.n_source_domains:
+            raise ValueError(f"source_prompts must be ({self.n_source_domains}, n_tok, d), "
                              f"got {tuple(source_prompts.shape)}")  # fmt: skip
+        if self.prompt_mode == "dspa":
+            return self.prompt_proj(self.prompt_u @ self.prompt_v)
         weights = torch.softmax(self.prompt_logits, 0)
         return torch.einsum("s,std->td", weights, source_prompts) + self.prompt_delta
+
+    # -- cyclic prototype refinement ---------------------------------------------------------------------------------
+    def patch_codes(self, calendar: torch.Tensor, *, context: int, horizon: int, patch_len: int) -> torch.Tensor:
+        """Calendar code of each token ``(B, S, C)``: the code of its patch's first step (``-1`` for [REG]).
+
+        Context patches are left-padded (the first patch may start with padding: its first real step is used),
+        future patches right-padded, as in :meth:`pooled_calendar`.
+        """
+        b, _, c = calendar.shape
+        starts_ctx = [max(0, context - patch_len * (i + 1)) for i in reversed(range(-(-context // patch_len)))]
+        starts_fut = [context + patch_len * i for i in range(-(-horizon // patch_len))]
+        ctx = calendar[:, starts_ctx]
+        fut = calendar[:, starts_fut]
+        return torch.cat([ctx, calendar.new_full((b, 1, c), -1), fut], dim=1)
+
+    def refine(self, tokens: torch.Tensor, codes: torch.Tensor) -> torch.Tensor:
+        r"""Cyclic prototype refinement (CPR) [official code, v2; attention span reconstructed].
+
+        For each calendar feature :math:`f`, the token at position :math:`s` of node :math:`n` queries with
+        :math:`Q_f[c_{s}]` (its patch's code) the sequence of its own node's tokens, and the attention output is
+        added: :math:`h_{s,n} \leftarrow h_{s,n} + \sum_f \mathrm{MHA}_f(Q_f[c_s], h_{:,n}, h_{:,n})`. The [REG]
+        token gets no update. Nodes never attend to each other (space-agnostic).
+
+        Args:
+            tokens: ``(B, S, N, d)``.
+            codes: ``(B, S, C)`` integer codes (:meth:`patch_codes`; ``-1`` = no query).
+
+        Returns:
+            ``(B, S, N, d)``; ``tokens`` unchanged when refinement is off.
+        """
+        if not self.refinement:
+            return tokens
+        b, s, n, d = tokens.shape
+        if codes.shape != (b, s, len(self.time_emb)):
+            raise ValueError(f"codes must be (B, S, C) = ({b}, {s}, {len(self.time_emb)}), got {tuple(codes.shape)}")
+        seq = tokens.permute(0, 2, 1, 3).reshape(b * n, s, d)
+        update = torch.zeros_like(seq)
+        for j, (queries, attention) in enumerate(zip(self.cycle_queries, self.cycle_attention)):
+            code = codes[..., j]
+            query = queries[code.clamp(min=0)] * (code >= 0)[..., None]  # (B, S, d)
+            query = query[:, None].expand(b, n, s, d).reshape(b * n, s, d)
+            out = attention(query, seq, seq, need_weights=False)[0]
+            update = update + out * (code >= 0)[:, None, :, None].expand(b, n, s, 1).reshape(b * n, s, 1)
+        return tokens + update.reshape(b, n, s, d).permute(0, 2, 1, 3)
 
     # -- forward ---------------------------------------------------------------------------------------------------
     def forward(
@@ -238,11 +322,15 @@ class STAdapter(nn.Module):
         time_raw = self.pooled_calendar(calendar, context=context, horizon=horizon, patch_len=patch_len)
         if time_raw.shape[1] != tokens.shape[1]:
             raise ValueError(f"tokens has S={tokens.shape[1]} positions, the calendar gives {time_raw.shape[1]}")
+        if self.refinement:
+            codes = self.patch_codes(calendar, context=context, horizon=horizon, patch_len=patch_len)
+            tokens = self.refine(tokens, codes)
         node = self.node_embedding()
         i_st = self.time_proj(time_raw)[:, :, None, :] + self.node_proj(node)[None, None]  # STMF: (B, S, N, d)
         scale = d**-0.5
         s_node = (i_st * self.score_node(node)[None, None]).sum(-1) * scale
-        s_time = (i_st * self.score_time(time_raw)[:, :, None, :]).sum(-1) * scale
+        time_sum = time_raw.reshape(*time_raw.shape[:2], len(self.time_emb), self.emb_dim).sum(2)
+        s_time = (i_st * self.score_time(time_sum)[:, :, None, :]).sum(-1) * scale
         s_delay = tokens.new_zeros(tokens.shape[:3])
         for k in range(1, self.n_shifts + 1):
             shifted = nn.functional.pad(tokens[:, :-k], (0, 0, 0, 0, k, 0)) if k < tokens.shape[1] else None

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from nips25_factost.quantiles import V2_QUANTILES, check_quantiles
+
 __all__ = ["BackboneConfig", "TemporalBackbone", "instance_denormalize", "instance_normalize", "patchify", "unpatchify"]
 
 
@@ -99,6 +101,7 @@ class BackboneConfig:
     """Hyper-parameters of :class:`TemporalBackbone`; CPU defaults [reconstructed].
 
     The upstream "tiny" profile uses ``patch_len=16, d_model=256, d_ff=1024, dropout=0.2`` for long contexts.
+    ``quantiles`` are the levels of the head [official code, v2: 11 levels]; the point forecast is the median.
     """
 
     patch_len: int = 4
@@ -112,6 +115,7 @@ class BackboneConfig:
     n_freqs: int = 3
     max_tokens: int = 128
     eps: float = 1e-5
+    quantiles: tuple[float, ...] = V2_QUANTILES
 
     def __post_init__(self) -> None:
         for name in ("patch_len", "d_model", "n_layers", "n_heads", "d_ff", "n_domains", "n_prompt_tokens",
@@ -125,6 +129,12 @@ class BackboneConfig:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
         if not self.eps > 0:
             raise ValueError(f"eps must be > 0, got {self.eps}")
+        object.__setattr__(self, "quantiles", check_quantiles(self.quantiles, "quantiles"))
+
+    @property
+    def median_index(self) -> int:
+        """Position of the median (the point forecast) among :attr:`quantiles`."""
+        return self.quantiles.index(0.5)
 
 
 class TemporalBackbone(nn.Module):
@@ -134,8 +144,9 @@ class TemporalBackbone(nn.Module):
     each embedded from ``[values, observed mask]`` (:math:`2p \to d`). The sequence
     ``[prompt (n_tok) | context (P) | REG | future placeholders (ceil(H/p))]`` (+ learned positions and a frequency
     embedding) passes a pre-norm Transformer encoder; a linear head maps each future token to :math:`p` values,
-    truncated to :math:`H` and de-normalised. Domain prompts are :math:`P_d = W (u_d v_d^\top) + b` with
-    :math:`u_d \in \mathbb{R}^{n_{tok}}` initialised at 0.
+    truncated to :math:`H` and de-normalised; with several ``quantiles`` the head gives :math:`p \times Q` values per
+    token and the point forecast is the median (v2's quantile head). Domain prompts are
+    :math:`P_d = W (u_d v_d^\top) + b` with :math:`u_d \in \mathbb{R}^{n_{tok}}` initialised at 0.
 
     Every series is processed alone: the model has no cross-series interaction (space-agnostic).
 
@@ -172,7 +183,7 @@ class TemporalBackbone(nn.Module):
                                            norm_first=True)  # fmt: skip
         self.encoder = nn.TransformerEncoder(layer, config.n_layers, enable_nested_tensor=False)
         self.final_norm = nn.LayerNorm(d)
-        self.head = nn.Linear(d, p)
+        self.head = nn.Linear(d, p * len(config.quantiles))
 
     # -- pieces -------------------------------------------------------------------------------------------------
     def n_future(self, horizon: int) -> int:
@@ -224,14 +235,19 @@ class TemporalBackbone(nn.Module):
         out = self.encoder(torch.cat([prompt, sequence], dim=1))
         return self.final_norm(out[:, prompt.shape[1] :])
 
-    def decode(self, outputs: torch.Tensor, n_context: int, horizon: int) -> torch.Tensor:
-        """Normalised forecast ``(B, H)`` from the encoder outputs of the future placeholders."""
+    def decode_quantiles(self, outputs: torch.Tensor, n_context: int, horizon: int) -> torch.Tensor:
+        """Normalised quantile forecasts ``(B, H, Q)`` from the encoder outputs of the future placeholders."""
         fut = self.head(outputs[:, n_context + 1 :])
-        return fut.reshape(fut.shape[0], -1)[:, :horizon]
+        return fut.reshape(fut.shape[0], -1, len(self.config.quantiles))[:, :horizon]
+
+    def decode(self, outputs: torch.Tensor, n_context: int, horizon: int) -> torch.Tensor:
+        """Normalised point forecast ``(B, H)`` (the median quantile) from the encoder outputs."""
+        return self.decode_quantiles(outputs, n_context, horizon)[..., self.config.median_index]
 
     def reconstruct(self, outputs: torch.Tensor, n_context: int) -> torch.Tensor:
-        """Normalised context patches ``(B, P, p)`` from the encoder outputs (UTP reconstruction)."""
-        return self.head(outputs[:, :n_context])
+        """Normalised context patches ``(B, P, p, Q)`` (one per quantile) from the encoder outputs (UTP)."""
+        rec = self.head(outputs[:, :n_context])
+        return rec.reshape(rec.shape[0], n_context, self.config.patch_len, len(self.config.quantiles))
 
     # -- forward ------------------------------------------------------------------------------------------------
     def forward(
@@ -239,15 +255,24 @@ class TemporalBackbone(nn.Module):
     ) -> torch.Tensor:
         """Zero-shot forecast ``(B, H)`` of each series ``x`` ``(B, L)`` (NaN = missing) under its domain prompt.
 
-        ``prompt`` ``(B, n_tok, d)`` overrides the domain prompt (e.g. a target prompt from the adapter).
+        The point forecast is the median quantile. ``prompt`` ``(B, n_tok, d)`` overrides the domain prompt (e.g. a
+        target prompt from the adapter).
         """
+        return self.forecast_quantiles(x, domain, horizon, freq=freq, prompt=prompt)[..., self.config.median_index]
+
+    def forecast_quantiles(
+        self, x: torch.Tensor, domain: torch.Tensor, horizon: int, *, freq: int = 0, prompt: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Zero-shot quantile forecasts ``(B, H, Q)`` (levels ``config.quantiles``), de-normalised like ``forward``."""
         _check_series(x)
         tokens, mean, std = self.prepare(x)
         seq = self.assemble(tokens, horizon, freq)
         pr = self.prompt(domain) if prompt is None else prompt
         out = self.encode(seq, pr)
-        return instance_denormalize(self.decode(out, tokens.shape[1], horizon), mean, std)
+        return self.decode_quantiles(out, tokens.shape[1], horizon) * std[..., None] + mean[..., None]
 
     def config_dict(self) -> dict:
         """The configuration as a plain dict (for checkpoints)."""
-        return asdict(self.config)
+        config = asdict(self.config)
+        config["quantiles"] = list(config["quantiles"])
+        return config

@@ -66,7 +66,7 @@ def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     _, sizes = panel.calendar()
     cfg = backbone.config
     adapter = STAdapter(n_nodes=panel.n_nodes, d_model=cfg.d_model, calendar=sizes, n_source_domains=cfg.n_domains,
-                        n_prompt_tokens=cfg.n_prompt_tokens,
+                        n_prompt_tokens=cfg.n_prompt_tokens, refinement=args.refinement, prompt=args.prompt,
                         coords=None if panel.coords is None else torch.as_tensor(panel.coords))  # fmt: skip
     model = FactoST(backbone, adapter, freeze_backbone=not args.fine_tune, replay=replay)
     fit = FitConfig(context=args.context, horizon=args.horizon, steps=args.steps)
@@ -119,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ada.add_argument("--coords", type=Path, default=None, help="CSV: node name, then two coordinate columns")
     ada.add_argument("--frac", type=float, default=1.0, help="fraction of the 70%% training span to fit on (1.0)")
     ada.add_argument("--fine-tune", action="store_true", help="also train the backbone (with replay)")
+    ada.add_argument("--refinement", action="store_true", help="v2's cyclic prototype refinement in the adapter")
+    ada.add_argument("--prompt", choices=("hda", "dspa"), default="hda",
+                     help="target prompt: hda (source-prompt mix + alignment, default) or dspa (v2)")  # fmt: skip
     ada.add_argument("--out", type=Path, required=True, help="CSV for the forecast of the next H steps")
     args = parser.parse_args(argv)
     if args.command == "reproduce":

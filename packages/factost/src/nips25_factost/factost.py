@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from nips25_factost.adapter import STAdapter, alignment_penalty
@@ -55,8 +56,8 @@ class FactoST(PanelForecaster):
             raise TypeError(f"adapter must be an STAdapter, got {type(adapter).__name__}")
         if adapter.d_model != backbone.config.d_model:
             raise ValueError(f"adapter.d_model={adapter.d_model} differs from the backbone's {backbone.config.d_model}")
-        if adapter.prompt_logits.shape[0] != backbone.config.n_domains:
-            raise ValueError(f"adapter mixes {adapter.prompt_logits.shape[0]} source prompts, the backbone has "
+        if adapter.n_source_domains != backbone.config.n_domains:
+            raise ValueError(f"adapter mixes {adapter.n_source_domains} source prompts, the backbone has "
                              f"{backbone.config.n_domains} domains")  # fmt: skip
         if replay is not None and not isinstance(replay, ReplayBuffer):
             raise TypeError(f"replay must be a ReplayBuffer, got {type(replay).__name__}")
@@ -78,6 +79,7 @@ class FactoST(PanelForecaster):
         return self
 
     def _forward(self, x: torch.Tensor, calendar: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Quantile forecasts ``(B, H, N, Q)`` and the pooled adapted context tokens ``(B N, d)``."""
         if x.ndim != 3 or x.shape[2] != self.n_nodes:
             raise ValueError(f"x must be (B, L, N={self.n_nodes}), got {tuple(x.shape)}")
         b, length, n = x.shape
@@ -94,39 +96,52 @@ class FactoST(PanelForecaster):
         seq = seq.permute(0, 2, 1, 3).reshape(b * n, s, d)
         prompt = self.adapter.target_prompt(self.backbone.domain_prompts()).expand(b * n, -1, -1)
         out = self.backbone.encode(seq, prompt)
-        z = self.backbone.decode(out, n_ctx, horizon)
-        pred = (z * std + mean).reshape(b, n, horizon).permute(0, 2, 1)
-        return pred, seq[:, :n_ctx].mean(1)
+        z = self.backbone.decode_quantiles(out, n_ctx, horizon)  # (B N, H, Q)
+        q = (z * std[..., None] + mean[..., None]).reshape(b, n, horizon, -1).permute(0, 2, 1, 3)
+        return q, seq[:, :n_ctx].mean(1)
 
     def forward(self, x: torch.Tensor, calendar: torch.Tensor) -> torch.Tensor:
-        """Forecast ``(B, H, N)`` from contexts ``(B, L, N)`` and calendar codes ``(B, L + H, C)``."""
-        pred, pooled = self._forward(x, calendar)
+        """Forecast ``(B, H, N)`` (the median) from contexts ``(B, L, N)`` and calendar codes ``(B, L + H, C)``."""
+        quantiles, pooled = self._forward(x, calendar)
         self._pooled = pooled if self.training else None
-        return pred
+        return quantiles[..., self.backbone.config.median_index]
+
+    @torch.no_grad()
+    def predict_quantiles(self, x: object, calendar: object, *, batch_size: int = 256) -> np.ndarray:
+        """Quantile forecasts ``(B, H, N, Q)`` (levels ``backbone.config.quantiles``; float64 numpy).
+
+        The few-shot fit trains the median (MAE); in frozen mode the other levels come from the pretrained head
+        through the adapted tokens, with no quantile training on the target (no calibration guarantee).
+
+        Raises:
+            TypeError, ValueError: as :meth:`~nips25_factost.training.PanelForecaster.predict`.
+        """
+        return self._predict_batches(x, calendar, batch_size=batch_size, forward=lambda a, c: self._forward(a, c)[0])
 
     def on_fit_start(self, panel: STPanel, config: FitConfig) -> None:
         """Remember the fit configuration (replay batch size, weights)."""
         self._fit_config = config
 
     def auxiliary_loss(self, x: torch.Tensor, calendar: torch.Tensor, pred: torch.Tensor) -> torch.Tensor | None:
-        """Alignment penalty on the last training forward and (unfrozen backbone only) the UTP replay loss."""
+        """Alignment penalty (HDA prompts only) on the last training forward and (unfrozen backbone only) the UTP
+        replay loss."""
         cfg = self._fit_config
         if self.replay is None or len(self.replay) < 2 or (cfg.align_weight == 0 and cfg.replay_ratio == 0):
             return None
         length, horizon = x.shape[1], calendar.shape[1] - x.shape[1]
         n_replay = max(2, round(cfg.replay_ratio * x.shape[0] * self.n_nodes))
         windows, domains = self.replay.sample(n_replay)
-        w = torch.as_tensor(windows, dtype=torch.float32)
+        w = torch.as_tensor(windows, dtype=torch.float32, device=x.device)
         loss = x.new_zeros(())
         pooled = getattr(self, "_pooled", None)
-        if cfg.align_weight > 0 and pooled is not None:
+        if cfg.align_weight > 0 and pooled is not None and self.adapter.prompt_mode == "hda":
             context = w[:, -(length + horizon) : w.shape[1] - horizon]
             with torch.set_grad_enabled(not self.freeze_backbone):
                 tokens = self.backbone.tokens(context)
                 source = self.backbone.assemble(tokens, horizon)[:, : tokens.shape[1]].mean(1)
             loss = loss + cfg.align_weight * alignment_penalty(pooled, source)
         if not self.freeze_backbone and cfg.replay_ratio > 0:
-            loss = loss + utp_loss(self.backbone, w, torch.as_tensor(domains), config=self.utp_config,
+            loss = loss + utp_loss(self.backbone, w, torch.as_tensor(domains, device=x.device), config=self.utp_config,
                                    generator=self._generator)  # fmt: skip
         return loss
 

@@ -2,7 +2,8 @@
 
 Objective [reconstructed]: for each window and each frequency ``m`` in ``freqs``, the view ``v_m`` is the window
 average-pooled by ``m`` (plus a learned frequency embedding); 40% of its context patches are replaced by a learned
-mask token and all future patches are placeholders; the loss is the MSE on masked context patches and future
+mask token and all future patches are placeholders; the loss is the pinball loss of the quantile head
+[official code, v2] (or, with ``UTPConfig(loss="mse")``, the MSE of the median) on masked context patches and future
 values, in instance-normalised units, averaged over views. One objective gives multi-frequency reconstruction and
 zero-shot forecasting.
 """
@@ -19,6 +20,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from nips25_factost.backbone import BackboneConfig, TemporalBackbone, instance_normalize, patchify
+from nips25_factost.quantiles import pinball_loss
 from nips25_factost.replay import ReplayBuffer
 from nips25_factost.training import train_steps
 
@@ -36,7 +38,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class UTPConfig:
-    """Stage-1 hyper-parameters [reconstructed]: windows of ``(context + horizon) * max(freqs)`` raw steps."""
+    """Stage-1 hyper-parameters [reconstructed]: windows of ``(context + horizon) * max(freqs)`` raw steps.
+
+    ``loss``: ``"pinball"`` (default; v2's quantile loss over the backbone's quantile levels, robust to windows whose
+    context is nearly constant, which give huge normalised targets) or ``"mse"`` (the MSE of the median output; the
+    default before 0.1.0's finisher pass).
+    """
 
     context: int = 12
     horizon: int = 12
@@ -46,8 +53,11 @@ class UTPConfig:
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 1e-4
+    loss: str = "pinball"
 
     def __post_init__(self) -> None:
+        if self.loss not in ("pinball", "mse"):
+            raise ValueError(f"loss must be 'pinball' or 'mse', got {self.loss!r}")
         if self.context < 1 or self.horizon < 1:
             raise ValueError(f"context and horizon must be >= 1, got {self.context}, {self.horizon}")
         if not self.freqs or any(isinstance(m, bool) or not isinstance(m, int) or m < 1 for m in self.freqs):
@@ -150,14 +160,17 @@ def utp_loss(
 ) -> torch.Tensor:
     r"""The UTP objective on a batch of raw windows ``(B, W)`` with domain ids ``(B,)``.
 
-    :math:`\mathcal{L} = \frac{1}{|F|}\sum_{m \in F} \mathrm{MSE}_{masked}(v_m)` over masked context patches and
-    all future steps of each pooled view, in instance-normalised units (context statistics).
+    :math:`\mathcal{L} = \frac{1}{|F|}\sum_{m \in F} \ell_{masked}(v_m)` over masked context patches and all
+    future steps of each pooled view, in instance-normalised units (context statistics); :math:`\ell` is the pinball
+    loss averaged over the backbone's quantile levels (``config.loss == "pinball"``) or the squared error of the
+    median (``"mse"``).
     """
     if windows.ndim != 2 or windows.shape[1] < config.window:
         raise ValueError(f"windows must be (B, W) with W >= {config.window}, got {tuple(windows.shape)}")
     p = backbone.config.patch_len
     if len(config.freqs) > backbone.config.n_freqs:
         raise ValueError(f"config.freqs has {len(config.freqs)} entries; backbone n_freqs={backbone.config.n_freqs}")
+    quantiles, median = backbone.config.quantiles, backbone.config.median_index
     total = windows.new_zeros(())
     prompt = backbone.prompt(domains)
     for i, m in enumerate(config.freqs):
@@ -166,16 +179,22 @@ def utp_loss(
         z, observed, mean, std = instance_normalize(ctx, eps=backbone.config.eps)
         values, obs = patchify(z, observed, p)
         tokens = backbone.patch_embed(torch.cat([values, obs.to(values.dtype)], dim=-1))
-        masked = patch_mask(tokens.shape[0], tokens.shape[1], config.mask_ratio, generator=generator)
+        masked = patch_mask(tokens.shape[0], tokens.shape[1], config.mask_ratio, generator=generator).to(tokens.device)
         tokens = torch.where(masked[..., None], backbone.mask_token.expand_as(tokens), tokens)
         out = backbone.encode(backbone.assemble(tokens, config.horizon, i), prompt)
-        rec = backbone.reconstruct(out, tokens.shape[1])
-        fc = backbone.decode(out, tokens.shape[1], config.horizon)
+        rec = backbone.reconstruct(out, tokens.shape[1])  # (B, P, p, Q)
+        fc = backbone.decode_quantiles(out, tokens.shape[1], config.horizon)  # (B, H, Q)
         zf = (fut - mean) / std
-        obs_f = ~torch.isnan(zf)
         sel_c = masked[..., None] & obs
-        err = ((rec - values) ** 2 * sel_c).sum() + (torch.where(obs_f, fc - torch.nan_to_num(zf), 0.0) ** 2).sum()
-        total = total + err / (sel_c.sum() + obs_f.sum()).clamp(min=1)
+        target_c = torch.where(sel_c, values, torch.nan)
+        n_c, n_f = sel_c.sum(), (~torch.isnan(zf)).sum()
+        if config.loss == "pinball":
+            err_c = pinball_loss(rec, target_c, quantiles) * n_c
+            err_f = pinball_loss(fc, zf, quantiles) * n_f
+        else:
+            err_c = (torch.where(sel_c, rec[..., median] - values, 0.0) ** 2).sum()
+            err_f = (torch.where(torch.isnan(zf), 0.0, fc[..., median] - torch.nan_to_num(zf)) ** 2).sum()
+        total = total + (err_c + err_f) / (n_c + n_f).clamp(min=1)
     return total / len(config.freqs)
 
 
@@ -255,7 +274,9 @@ def load_pretrained(data: bytes, *, seed: int = 0) -> tuple[TemporalBackbone, Re
         raise ValueError(f"data is not a FactoST backbone checkpoint: {err}") from err
     if not isinstance(payload, dict) or payload.get("format") != "nips25-factost-backbone/1":
         raise ValueError("data is not a FactoST backbone checkpoint (format tag missing)")
-    backbone = TemporalBackbone(BackboneConfig(**payload["config"]))
+    config = dict(payload["config"])
+    config.setdefault("quantiles", [0.5])  # checkpoints written before the quantile head had a point head
+    backbone = TemporalBackbone(BackboneConfig(**config))
     backbone.load_state_dict(payload["state_dict"])
     backbone.eval()
     replay = None

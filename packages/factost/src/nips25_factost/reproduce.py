@@ -48,7 +48,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "tiny": dict(threads=1, per_domain=48, utp_steps=4, utp_batch=32, fit_steps=4, fit_batch=8,
                  width=(16, 1, 32), seeds_offset=(0,), targets=("chicago",), replay=64, eval_windows=48,
                  latency_repeats=3, latency_batch=8),
-    "quick": dict(threads=1, per_domain=1000, utp_steps=200, utp_batch=64, fit_steps=150, fit_batch=8,
+    "quick": dict(threads=1, per_domain=1000, utp_steps=1000, utp_batch=64, fit_steps=500, fit_batch=8,
                   width=(32, 2, 64), seeds_offset=(0,), targets=("chicago",), replay=1024, eval_windows=None,
                   latency_repeats=15, latency_batch=32),
     "paper": dict(threads=None, per_domain=4000, utp_steps=3000, utp_batch=128, fit_steps=1000, fit_batch=16,

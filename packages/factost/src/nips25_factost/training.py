@@ -233,6 +233,17 @@ class PanelForecaster(nn.Module):
         Raises:
             TypeError, ValueError: on wrong dtype, shape, node count, inf, or ``L + H`` mismatch.
         """
+        return self._predict_batches(x, calendar, batch_size=batch_size)
+
+    def _predict_batches(
+        self,
+        x: object,
+        calendar: object,
+        *,
+        batch_size: int,
+        forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None = None,
+    ) -> np.ndarray:
+        """Validate ``x``/``calendar`` and run ``forward`` (default: the module) in eval mode, batch by batch."""
         xt = _as_tensor(x, "x", 3)
         cal = _as_tensor(calendar, "calendar", 3, integer=True)
         if xt.shape[2] != self.n_nodes:
@@ -246,9 +257,10 @@ class PanelForecaster(nn.Module):
         was_training = self.training
         self.eval()
         device = next((p.device for p in self.parameters()), torch.device("cpu"))  # fit may have left it on a GPU
-        out = [
-            self(xt[i : i + batch_size].to(device), cal[i : i + batch_size].to(device)).cpu()
-            for i in range(0, xt.shape[0], batch_size)
-        ]
+        run = self if forward is None else forward
+        out = []
+        with torch.no_grad():
+            for i in range(0, xt.shape[0], batch_size):
+                out.append(run(xt[i : i + batch_size].to(device), cal[i : i + batch_size].to(device)).cpu())
         self.train(was_training)
         return torch.cat(out).double().numpy()
