@@ -178,9 +178,9 @@ def test_forward_is_temporally_coupled_and_consistent_on_a_static_clip(tiny_ckpt
     net.load_state_dict(map_official_state_dict(sd, net), strict=True)
     net.double()  # float64: the random net's outputs reach 1e3, where float32 rounding hides exact identities
     g = torch.Generator().manual_seed(4)
-    clip = torch.randn(1, 4, 3, 56, 56, generator=g, dtype=torch.float64)
+    clip = torch.randn(1, 4, 3, 28, 28, generator=g, dtype=torch.float64)  # 28 px: resampled positions
     other = clip.clone()
-    other[0, 0] = torch.randn(3, 56, 56, generator=g, dtype=torch.float64)
+    other[0, 0] = torch.randn(3, 28, 28, generator=g, dtype=torch.float64)
     with torch.no_grad():
         out, out2 = net(clip), net(other)
         # Temporal coupling: changing frame 0 changes the depth of the other frames ...
@@ -193,8 +193,8 @@ def test_forward_is_temporally_coupled_and_consistent_on_a_static_clip(tiny_ckpt
         for name, buf in net.named_buffers():
             if name.endswith("pos_encoder.pe"):
                 buf.zero_()
-        static = net(clip[:, :1].expand(1, 4, 3, 56, 56))
-        torch.testing.assert_close(static[0, 1:], static[0, :1].expand(3, 56, 56))
+        static = net(clip[:, :1].expand(1, 4, 3, 28, 28))
+        torch.testing.assert_close(static[0, 1:], static[0, :1].expand(3, 28, 28))
         perm = [2, 0, 3, 1]
         torch.testing.assert_close(net(clip[:, perm]), net(clip)[:, perm])
     # Zero-initialised temporal modules: frames do not interact.
@@ -249,4 +249,23 @@ def test_vda_port_rejects_bad_input(tmp_path, tiny_ckpt):
     with pytest.raises(RuntimeError, match="ff_norm"):
         load_video_depth_anything(tmp_path / "short.pth", config=TINY)
     with pytest.raises(RuntimeError, match="size mismatch"):
-        load_video_depth_anything(path, encoder="vits")  # a tiny checkpoint into ViT-S
+        load_video_depth_anything(path, config=VDAConfig(**{**TINY.__dict__, "embed_dim": 64}))
+
+
+def test_cli_run_with_a_video_depth_anything_checkpoint(tmp_path, tiny_ckpt, monkeypatch, capsys):
+    """``nips25-st2360d run --model-path X.pth`` loads VDA (the ``vits`` preset patched to the tiny sizes)."""
+    from nips25_st2360d.cli import main
+    from skimage.io import imsave
+
+    path, _ = tiny_ckpt
+    img = tmp_path / "pano.png"
+    imsave(img, np.random.default_rng(0).integers(0, 256, (32, 64, 3)).astype(np.uint8))
+    argv = ["run", str(img), "--model-path", str(path), "--frame-size", "28", "--sampler", "cubemap", "-q"]
+    with pytest.raises(SystemExit) as err:  # the real ViT-S sizes do not match the tiny checkpoint: exit 2
+        main([*argv, "--out", str(tmp_path / "d.npy")])
+    assert err.value.code == 2 and "Video Depth Anything" in capsys.readouterr().err
+    monkeypatch.setitem(VDA_ENCODERS, "vits", TINY)
+    assert main([*argv, "--out", str(tmp_path / "d.npy")]) == 0
+    assert np.load(tmp_path / "d.npy").shape == (32, 64)
+    with pytest.raises(SystemExit):
+        main([*argv[:3], str(tmp_path / "none.pth"), *argv[4:], "--out", str(tmp_path / "e.npy")])
