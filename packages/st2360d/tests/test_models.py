@@ -33,11 +33,15 @@ def test_oracles_are_deterministic_for_a_seed():
 
 
 def _log_scale_steps(views, **kw):
+    model = OracleVDE(sphere, noise=0.0, tilt=0.0, a=1.0, **{"drift": "frame", **kw})
+    return np.diff(_log_scales(model, views))
+
+
+def _log_scales(model, views):
     frames = np.zeros((len(views), 8, 8, 3), np.uint8)
-    model = OracleVDE(sphere, noise=0.0, tilt=0.0, a=1.0, **kw)
     z = model.predict(frames, views=views, fov=90.0)
     ref = model.true_depth(views, fov=90.0, size=8)
-    return np.diff(np.log(z[:, 4, 4] / ref[:, 4, 4]))
+    return np.log(z[:, 4, 4] / ref[:, 4, 4])
 
 
 def test_vde_drift_grows_as_overlap_shrinks():
@@ -47,6 +51,32 @@ def test_vde_drift_grows_as_overlap_shrinks():
     s_same, s_apart = _log_scale_steps(same, seed=1).std(), _log_scale_steps(apart, seed=1).std()
     assert s_same == pytest.approx(0.005, rel=0.15)
     assert s_apart == pytest.approx(0.08, rel=0.15)
+
+
+def test_vde_window_drift_deviates_from_one_window_scale_without_accumulating():
+    """VDA-like drift: inside one jointly predicted window the log-scales scatter around one level with the
+    overlap-dependent std (sigma_max for disjoint consecutive views), they do not random-walk as the AR(1) does."""
+    apart = np.array([[0.0, 0.0], [180.0, 0.0]] * 200)
+    win = _log_scales(OracleVDE(sphere, noise=0.0, tilt=0.0, a=1.0, window=400, seed=1), apart)
+    assert np.std(win[1:]) == pytest.approx(0.08, rel=0.15)
+    assert abs(win[1:200].mean() - win[200:].mean()) < 0.03
+    walk = _log_scales(OracleVDE(sphere, noise=0.0, tilt=0.0, a=1.0, drift="frame", seed=1), apart)
+    assert np.std(walk) > 0.3
+    same = np.zeros((400, 2))
+    assert np.std(_log_scales(OracleVDE(sphere, noise=0.0, tilt=0.0, window=400, seed=1), same)) == pytest.approx(
+        0.005, rel=0.15
+    )
+
+
+def test_vde_window_index_follows_vda_windows():
+    """32-frame windows advancing by 22 frames (2 anchor keyframes + 8 shared frames re-fed)."""
+    idx = OracleVDE(sphere).window_index(76)
+    assert (idx[:32] == 0).all() and (idx[32:54] == 1).all() and (idx[54:] == 2).all()
+    assert OracleVDE(sphere, window=16).window_index(23).tolist() == [0] * 16 + [1] * 6 + [2]
+    with pytest.raises(ValueError, match="window"):
+        OracleVDE(sphere, window=10)
+    with pytest.raises(ValueError, match="drift"):
+        OracleVDE(sphere, drift="walk")
 
 
 def test_disparity_output_is_inverse_depth():

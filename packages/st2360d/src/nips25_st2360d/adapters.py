@@ -4,9 +4,9 @@ r"""Real depth networks behind the :class:`~nips25_st2360d.models.VideoDepthMode
   local directory; an image model, run frame by frame. Relative checkpoints predict affine-invariant disparity
   (``output="disparity"``), metric ones depth in metres (``output="depth"``).
 * :class:`TorchVideoModel`: any ``torch.nn.Module`` mapping a clip ``(1, T, 3, s, s)`` to ``(1, T, s, s)``.
-* :func:`load_video_depth_anything`: the official Video Depth Anything network (its own code, imported from a local
-  clone of its repository, which is not on PyPI) with a local ``.pth`` checkpoint loaded strictly, as a
-  :class:`TorchVideoModel`.
+* :func:`load_video_depth_anything`: Video Depth Anything (our own port,
+  :mod:`nips25_st2360d.video_depth_anything`) with a local official ``.pth`` checkpoint mapped and loaded strictly,
+  as a :class:`TorchVideoModel`.
 
 Install with ``pip install 'nips25-st2360d[models]'``. Nothing is downloaded: weights come from a local path.
 """
@@ -26,7 +26,6 @@ from nips25_st2360d.video_windows import VDA_WINDOW, WINDOW_ALIGNMENTS, window_p
 __all__ = [
     "IMAGENET_MEAN",
     "IMAGENET_STD",
-    "VDA_CONFIGS",
     "DepthAnythingV2",
     "TorchVideoModel",
     "frames_to_tensor",
@@ -35,12 +34,6 @@ __all__ = [
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-# Encoder configurations of Video Depth Anything (official run.py).
-VDA_CONFIGS: dict[str, dict[str, Any]] = {
-    "vits": {"encoder": "vits", "features": 64, "out_channels": [48, 96, 192, 384]},
-    "vitb": {"encoder": "vitb", "features": 128, "out_channels": [96, 192, 384, 768]},
-    "vitl": {"encoder": "vitl", "features": 256, "out_channels": [256, 512, 1024, 1024]},
-}
 
 
 def _torch() -> Any:
@@ -181,53 +174,60 @@ def load_video_depth_anything(
     *,
     encoder: str = "vits",
     metric: bool = False,
-    repo_path: str | os.PathLike[str] | None = None,
+    config: Any = None,
     device: str = "cpu",
 ) -> TorchVideoModel:
-    """Video Depth Anything from its official code and a local checkpoint, strictly loaded, as a sequence model.
+    """Video Depth Anything from a local checkpoint, strictly loaded into our own port, as a sequence model.
 
-    The network class is imported from ``video_depth_anything.video_depth`` (a clone of
-    github.com/DepthAnything/Video-Depth-Anything, given by ``repo_path`` or already importable); nothing is
-    downloaded. Sequences longer than one VDA window (32 frames; the default SUS sequence has 24) run window by
-    window with VDA's keyframe overlap and scale/shift alignment (:func:`~nips25_st2360d.video_windows.
-    windowed_inference`; no alignment for the metric variant).
+    The network is :class:`~nips25_st2360d.video_depth_anything.VideoDepthAnythingNet` (DINOv2 and the DPT head from
+    ``transformers``, VDA's temporal modules our own); the official state dict is mapped onto it by
+    :func:`~nips25_st2360d.video_depth_anything.map_official_state_dict` and loaded with ``strict=True``. A state
+    dict already in our layout (keys ``backbone.*``) loads as is. Nothing is downloaded. Sequences longer than one
+    VDA window (32 frames; the default SUS sequence has 24) run window by window with VDA's keyframe overlap and
+    scale/shift alignment (:func:`~nips25_st2360d.video_windows.windowed_inference`; no alignment for the metric
+    variant).
 
     Args:
         ckpt_path: local ``video_depth_anything_<encoder>.pth`` (or ``metric_video_depth_anything_<encoder>.pth``).
-        encoder: ``"vits"`` (Apache-2.0 weights), ``"vitb"`` or ``"vitl"``.
+        encoder: ``"vits"`` (Apache-2.0 weights), ``"vitb"`` or ``"vitl"``: VDA's sizes (``VDA_ENCODERS``).
         metric: the metric-depth variant (output depth) instead of the relative one (output disparity).
-        repo_path: directory of the VDA clone to put on ``sys.path`` (optional).
+        config: a :class:`~nips25_st2360d.video_depth_anything.VDAConfig` overriding ``encoder`` (other sizes).
         device: torch device string.
 
     Returns:
-        A :class:`TorchVideoModel` around the loaded network.
+        A :class:`TorchVideoModel` around the loaded network (window 32 or ``config.num_frames``).
 
     Raises:
-        ValueError: if ``ckpt_path`` or ``repo_path`` does not exist, or ``encoder`` is unknown.
-        ImportError: if the VDA code cannot be imported.
-        RuntimeError: if the checkpoint does not match the network (strict loading).
-    """
-    import sys
+        ValueError: if ``ckpt_path`` is not a file, ``encoder`` is unknown, or the checkpoint has keys outside VDA's
+            layout. TypeError: on a ``config`` that is not a ``VDAConfig`` or a checkpoint that is not a state dict.
+        RuntimeError: if the checkpoint does not match the network (strict loading: missing/unexpected keys, shapes).
 
+    Example:
+        >>> model = load_video_depth_anything("video_depth_anything_vits.pth", encoder="vits")  # doctest: +SKIP
+        >>> depth = ST2360D(model).predict(panorama).depth  # doctest: +SKIP
+    """
     torch = _torch()
+    from nips25_st2360d.video_depth_anything import (
+        VDA_ENCODERS,
+        VDAConfig,
+        VideoDepthAnythingNet,
+        map_official_state_dict,
+    )
+
     ckpt = Path(ckpt_path)
     if not ckpt.is_file():
         raise ValueError(f"ckpt_path must be a local Video Depth Anything checkpoint (.pth), got {str(ckpt)!r}")
-    check_choice("encoder", encoder, tuple(VDA_CONFIGS))
-    if repo_path is not None:
-        repo = Path(repo_path)
-        if not (repo / "video_depth_anything").is_dir():
-            raise ValueError(f"repo_path must be a clone of Video-Depth-Anything, got {str(repo)!r}")
-        if str(repo) not in sys.path:
-            sys.path.insert(0, str(repo))
-    try:
-        from video_depth_anything.video_depth import VideoDepthAnything
-    except ImportError as err:
-        raise ImportError(
-            "Video Depth Anything's code is not importable: clone github.com/DepthAnything/Video-Depth-Anything and "
-            "pass repo_path=<clone> (it is not on PyPI)"
-        ) from err
-    net = VideoDepthAnything(**VDA_CONFIGS[encoder], metric=metric)
-    net.load_state_dict(torch.load(str(ckpt), map_location="cpu", weights_only=True), strict=True)
-    return TorchVideoModel(net, output="depth" if metric else "disparity", device=device, window=VDA_WINDOW,
+    if config is None:
+        config = VDA_ENCODERS[check_choice("encoder", encoder, tuple(VDA_ENCODERS))]
+    elif not isinstance(config, VDAConfig):
+        raise TypeError(f"config must be a VDAConfig, got {type(config).__name__}")
+    state = torch.load(str(ckpt), map_location="cpu", weights_only=True)
+    if not isinstance(state, dict):
+        raise TypeError(f"ckpt_path must hold a state dict, got {type(state).__name__}")
+    net = VideoDepthAnythingNet(config)
+    if not any(str(k).startswith("backbone.") for k in state):
+        state = map_official_state_dict(state, net)
+    net.load_state_dict(state, strict=True)
+    window = min(VDA_WINDOW, config.num_frames)
+    return TorchVideoModel(net, output="depth" if metric else "disparity", device=device, window=window,
                            window_align="none" if metric else "affine")  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -39,23 +40,32 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     configure_logging(args.verbose - args.quiet)
     if args.out.suffix not in (".npy", ".png"):
         parser.error(f"--out must end in .npy (float32 ray distance) or .png (preview), got {args.out}")
-    if not args.model_path.is_dir():
+    vda = args.model_path.suffix in (".pth", ".pt")
+    if vda and not args.model_path.is_file():
+        parser.error(f"--model-path: no such Video Depth Anything checkpoint: {args.model_path}")
+    if not vda and not args.model_path.is_dir():
         parser.error(f"--model-path: not a directory: {args.model_path} (weights are never downloaded)")
-    if not (args.model_path / "config.json").is_file():
+    if not vda and not (args.model_path / "config.json").is_file():
         parser.error(f"--model-path: {args.model_path} has no config.json (expected a Depth Anything V2 directory)")
     erp = _read_panorama(parser, args.image)
     try:
         config = ST2360DConfig(sampler=args.sampler, order=args.order, frame_size=args.frame_size, fov=args.fov)
     except (TypeError, ValueError) as err:
         parser.error(str(err))
+    model: Any = None
     try:
-        from nips25_st2360d.adapters import DepthAnythingV2
+        from nips25_st2360d.adapters import DepthAnythingV2, load_video_depth_anything
 
-        model = DepthAnythingV2(args.model_path, device=args.device)
+        if vda:
+            model = load_video_depth_anything(args.model_path, encoder=args.encoder, metric=args.metric,
+                                              device=args.device)  # fmt: skip
+        else:
+            model = DepthAnythingV2(args.model_path, device=args.device)
     except ImportError as err:
         parser.error(str(err))
-    except (OSError, ValueError) as err:
-        parser.error(f"--model-path: cannot load a Depth Anything V2 model from {args.model_path} ({err})")
+    except (OSError, ValueError, TypeError, RuntimeError) as err:
+        kind = "Video Depth Anything" if vda else "Depth Anything V2"
+        parser.error(f"--model-path: cannot load a {kind} model from {args.model_path} ({str(err)[:300]})")
     depth = ST2360D(model, config).predict(erp).depth
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.out.suffix == ".npy":
@@ -80,7 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_arguments(rep, slug="st2360d")
     run = sub.add_parser("run", help="estimate the depth of an equirectangular panorama with a local model")
     run.add_argument("image", type=Path, help="equirectangular RGB panorama (width = 2 x height)")
-    run.add_argument("--model-path", type=Path, required=True, help="local Depth Anything V2 directory")
+    run.add_argument("--model-path", type=Path, required=True,
+                     help="local Depth Anything V2 directory, or a Video Depth Anything checkpoint (.pth)")  # fmt: skip
+    run.add_argument("--encoder", default="vits", choices=("vits", "vitb", "vitl"),
+                     help="Video Depth Anything size of a .pth checkpoint (vits)")  # fmt: skip
+    run.add_argument("--metric", action="store_true", help="the .pth is a metric Video Depth Anything checkpoint")
     run.add_argument("--out", type=Path, required=True, help="output .npy (ray distance) or .png (preview)")
     run.add_argument("--sampler", default="sus", help="sus | latlong | cubemap | fibonacci")
     run.add_argument("--order", default="lgs", help="lgs | random | given")

@@ -5,10 +5,12 @@ Any object with an ``output`` attribute and a ``predict(frames, *, views, fov)``
 simulated models below use them to look up exact depth from a known scene and then corrupt it the way a real model
 would:
 
-* :class:`OracleVDE`: a temporally consistent *video* model. The log-scale of frame :math:`t` follows an AR(1),
-  :math:`\log s_t = a \log s_{t-1} + \sigma_t \epsilon_t`, whose innovation
-  :math:`\sigma_t = \sigma_{min} + (\sigma_{max} - \sigma_{min})(1 - o_t)` grows as the overlap :math:`o_t` of
-  frames :math:`t-1, t` shrinks.
+* :class:`OracleVDE`: a temporally consistent *video* model. Its frame-to-frame scale error has std
+  :math:`\sigma_t = \sigma_{min} + (\sigma_{max} - \sigma_{min})(1 - o_t)`, growing as the overlap :math:`o_t` of
+  frames :math:`t-1, t` shrinks. With ``drift="window"`` (default, Video Depth Anything's structure) it is a
+  deviation from one scale per 32-frame window, :math:`\log s_t = \log S_{w(t)} + \sigma_t \epsilon_t`, the
+  window scales following :math:`\log S_j = a \log S_{j-1} + \sigma_{min} \eta_j`; with ``drift="frame"`` the
+  per-frame log-scale itself follows an AR(1), :math:`\log s_t = a \log s_{t-1} + \sigma_t \epsilon_t`.
 * :class:`IndependentOracle`: an *image* model run frame by frame, i.i.d. log-scale :math:`\mathcal N(0, \sigma^2)`.
 
 Both carry a planar log tilt of the same size (a structural, non-scale error of the backbone) and per-pixel
@@ -26,6 +28,7 @@ import numpy as np
 
 from nips25_st2360d._validation import check_array, check_choice, check_int, check_real
 from nips25_st2360d.geometry import _pad_erp, _sample, perspective_grid, rays_to_erp_coords, view_rotation
+from nips25_st2360d.video_windows import VDA_ANCHORS, VDA_INTERP, VDA_WINDOW
 from nips25_st2360d.views import check_views, view_overlap
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
 
 OUTPUTS = ("depth", "disparity")
 STRUCTURES = ("sequence", "frame")
+DRIFTS = ("window", "frame")
 
 RayDistance = Callable[[np.ndarray], np.ndarray]
 
@@ -186,19 +190,31 @@ class _Oracle:
 
 
 class OracleVDE(_Oracle):
-    r"""Simulated video depth model: exact depth with a slowly drifting, overlap-dependent scale.
+    r"""Simulated video depth model: exact depth with an overlap-dependent scale error between frames.
 
-    :math:`\log s_0 \sim \mathcal N(0, \sigma_{max}^2)`,
-    :math:`\log s_t = a \log s_{t-1} + (\sigma_{min} + (\sigma_{max} - \sigma_{min})(1 - o_t))\epsilon_t`, with
-    :math:`o_t` the overlap of frames :math:`t-1` and :math:`t` (:func:`~nips25_st2360d.views.view_overlap`).
+    :math:`\sigma_t = \sigma_{min} + (\sigma_{max} - \sigma_{min})(1 - o_t)`, with :math:`o_t` the overlap of frames
+    :math:`t-1` and :math:`t` (:func:`~nips25_st2360d.views.view_overlap`; :math:`o_0 = 1`).
+
+    * ``drift="window"`` (default): Video Depth Anything predicts a clip of up to ``window`` frames jointly (its
+      temporal attention spans every frame of the window, unmasked) as one affine-invariant output, and aligns each
+      later window to the earlier ones by a scale and shift fitted on re-fed keyframes. So frame :math:`t` of window
+      :math:`w(t)` has :math:`\log s_t = \log S_{w(t)} + \sigma_t \epsilon_t`: a deviation from its window's scale
+      that does not accumulate along the sequence. Window scales follow
+      :math:`\log S_0 \sim \mathcal N(0, \sigma_{max}^2)`, :math:`\log S_j = a \log S_{j-1} + \sigma_{min}
+      \eta_j` (the keyframes are the same frames: full overlap). Windows advance by ``window - 10`` frames (VDA's
+      2 anchor keyframes + 8 shared frames); a sequence of at most ``window`` frames is one window.
+    * ``drift="frame"``: the log-scale performs an AR(1) along the frames,
+      :math:`\log s_0 \sim \mathcal N(0, \sigma_{max}^2)`, :math:`\log s_t = a \log s_{t-1} + \sigma_t \epsilon_t`
+      (the first reconstruction, used before the finisher's change; its spread grows along the sequence).
+
     Consecutive overlapping frames thus agree in scale, as a temporally consistent VDE's do.
 
     Args:
         truth: callable mapping ``(N, 3)`` unit rays to ray distances (a scene's ``ray_distance`` or
             :class:`ErpDepthTruth`).
         a: AR(1) coefficient in ``[0, 1]`` (default 0.95).
-        sigma_min: innovation std (log) for fully overlapping frames (default 0.005).
-        sigma_max: innovation std (log) for frames with no overlap (default 0.08).
+        sigma_min: scale error std (log) between fully overlapping frames (default 0.005).
+        sigma_max: scale error std (log) between frames with no overlap (default 0.08).
         noise: per-pixel log-normal noise std (default 0.02).
         tilt: std of each component of the planar log tilt :math:`g` (default 0.03), see ``structure``.
         output: ``"depth"`` or ``"disparity"``.
@@ -209,6 +225,8 @@ class OracleVDE(_Oracle):
             scene point gets the same relative error in every frame that sees it) but not exact, and no per-frame
             alignment can remove it. ``"frame"``: an independent tilt per frame in frame coordinates, as
             :class:`IndependentOracle` (the behaviour before the review).
+        drift: ``"window"`` or ``"frame"``, see above.
+        window: frames per jointly predicted window (VDA: 32), ``>= 11``.
 
     Raises:
         ValueError: on out-of-range parameters. TypeError: if ``truth`` is not callable.
@@ -226,9 +244,13 @@ class OracleVDE(_Oracle):
         output: str = "depth",
         seed: int = 0,
         structure: str = "sequence",
+        drift: str = "window",
+        window: int = VDA_WINDOW,
     ) -> None:
         super().__init__(truth, noise=noise, tilt=tilt, output=output, seed=seed)
         self.structure = check_choice("structure", structure, STRUCTURES)
+        self.drift = check_choice("drift", drift, DRIFTS)
+        self.window = check_int("window", window, low=len(VDA_ANCHORS) + VDA_INTERP + 1)
         self.a = check_real("a", a, low=0.0, high=1.0)
         self.sigma_min = check_real("sigma_min", sigma_min, low=0.0, high=2.0)
         self.sigma_max = check_real("sigma_max", sigma_max, low=0.0, high=2.0)
@@ -243,14 +265,31 @@ class OracleVDE(_Oracle):
         first = view_rotation(float(views[0, 0]), float(views[0, 1]))
         return rays @ (first @ g)  # g . (R_0^T r) for every pixel of every frame
 
+    def window_index(self, n_frames: int) -> np.ndarray:
+        """Window of each frame, ``(T,)`` int: 0 for the first ``window`` frames, then one per ``window - 10``."""
+        t = np.arange(check_int("n_frames", n_frames, low=1))
+        stride = self.window - len(VDA_ANCHORS) - VDA_INTERP
+        return np.where(t < self.window, 0, (t - self.window) // stride + 1)
+
     def _log_scales(self, views: np.ndarray, fov: float, rng: np.random.Generator) -> np.ndarray:
         eps = rng.normal(size=len(views))
-        out = np.empty(len(views))
-        out[0] = self.sigma_max * eps[0]
+        sigma = np.empty(len(views))
+        sigma[0] = self.sigma_min if self.drift == "window" else self.sigma_max
         for t in range(1, len(views)):
             o = view_overlap(views[t - 1], views[t], fov=fov)
-            sigma = self.sigma_min + (self.sigma_max - self.sigma_min) * (1.0 - o)
-            out[t] = self.a * out[t - 1] + sigma * eps[t]
+            sigma[t] = self.sigma_min + (self.sigma_max - self.sigma_min) * (1.0 - o)
+        if self.drift == "window":
+            win = self.window_index(len(views))
+            eta = rng.normal(size=int(win[-1]) + 1)
+            level = np.empty(len(eta))
+            level[0] = self.sigma_max * eta[0]
+            for j in range(1, len(eta)):
+                level[j] = self.a * level[j - 1] + self.sigma_min * eta[j]
+            return level[win] + sigma * eps
+        out = np.empty(len(views))
+        out[0] = sigma[0] * eps[0]
+        for t in range(1, len(views)):
+            out[t] = self.a * out[t - 1] + sigma[t] * eps[t]
         return out
 
 

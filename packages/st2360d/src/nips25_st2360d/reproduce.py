@@ -208,7 +208,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
               "pipelines": {k: list(v) for k, v in PIPELINES.items()},
               "st2360d": ST2360DConfig(frame_size=fs).__dict__, "align_mode": "median", "max_depth": 10.0,
               "oracle_vde": {"a": 0.95, "sigma_min": 0.005, "sigma_max": 0.08, "noise": 0.02, "tilt": 0.03,
-                             "structure": "sequence"},
+                             "structure": "sequence", "drift": "window", "window": 32},
               "independent_oracle": {"sigma": 0.1, "noise": 0.02, "tilt": 0.03}}  # fmt: skip
     notes = ("Mechanism demonstration on simulated models: no depth-model weights are available offline, so the "
              "paper's dataset numbers are not reproduced. Real models: `nips25-st2360d run` with a local Depth "
