@@ -184,3 +184,31 @@ def test_decoder_bad_input(tiny):
         HFGenerator(lm, tok, logits_processor=[1])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="do_sample"):
         HFGenerator(lm, tok, do_sample=1)  # type: ignore[arg-type]
+
+
+def test_kept_caches_expire_after_cache_calls(tiny):
+    """A kept cache lives for `cache_calls` later calls; `cache_calls=0` keeps none and decodes the same tokens;
+    `clear_cache` drops them."""
+    tok, lm, _ = tiny
+    nl = tok.convert_tokens_to_ids("\n")
+    kw = {"max_new_tokens": 16, "stop_at_delimiter": True}
+    runs = {}
+    for calls in (0, 1, 2):
+        dec = StepDecoder(lm, tok, do_sample=False, cache_calls=calls, logits_processor=[Bias(nl, 2.5)])
+        first = dec.run(PROMPTS, [0] * 4, [0] * 4, **kw)
+        kept = sum(r.stop for r in first)
+        assert kept >= 1 and dec.cached_texts == (kept if calls else 0)
+        dec.run(["9+9="], [1], [0], **kw)  # an unrelated call
+        assert dec.cached_texts <= (kept + 1 if calls == 2 else 1)
+        texts = [p + tok.decode(r.ids) for p, r in zip(PROMPTS, first) if r.stop]
+        runs[calls] = [r.ids for r in dec.run(texts, [0] * len(texts), [1] * len(texts), **kw)]
+        if calls < 2:  # expired (or never kept): the texts are read again in full
+            assert dec.last_stats["cached_tokens"] == 0
+        else:  # still kept after one unrelated call: one token per text is read
+            assert dec.last_stats["prefill_tokens"] == len(texts)
+    assert runs[0] == runs[1] == runs[2]
+    gen = HFGenerator(lm, tok, max_step_tokens=16, logits_processor=[Bias(nl, 2.5)])
+    gen.step([StepRequest(p, "", 0, i) for i, p in enumerate(PROMPTS)])
+    assert gen._decoder is not None and gen._decoder.cached_texts > 0
+    gen.clear_cache()
+    assert gen._decoder.cached_texts == 0
