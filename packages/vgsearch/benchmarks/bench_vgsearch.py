@@ -39,6 +39,64 @@ class ConstantVerifier:
         return [[0.5] * max(1, len([s for s in p.split(STOP) if s])) for p in prefixes]
 
 
+class DelimiterBias:
+    """Adds ``bias`` to the logit of ``"\\n"`` so that the random model ends steps at the delimiter (multi-round)."""
+
+    def __init__(self, token_id: int, bias: float) -> None:
+        self.token_id, self.bias = token_id, bias
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        scores[:, self.token_id] += self.bias
+        return scores
+
+
+def case(name: str, model, tok, problems, search: dict, step_tokens: int, answer_tokens: int, bias: float) -> None:
+    """Median time of ``vg_search`` (our decoding loop and the ``generate`` loop) vs one batched ``generate``."""
+    from transformers import LogitsProcessorList
+
+    processors = [DelimiterBias(tok.convert_tokens_to_ids("\n"), bias)] if bias else []
+    lengths = {"max_step_tokens": step_tokens, "max_answer_tokens": answer_tokens}
+    ours = HFGenerator(model, tok, **lengths, logits_processor=processors)
+    old = HFGenerator(model, tok, **lengths, decoder="generate",
+                      generate_kwargs={"logits_processor": LogitsProcessorList(processors)})  # fmt: skip
+    rows = len(problems) * search["n"]
+    timings = {}
+    for label, gen in (("ours", ours), ("generate loop", old)):
+        vg_search(problems, gen, ConstantVerifier(), **search)  # warm-up
+        seeds, tokens, calls = iter(range(REPEATS)), [], []
+
+        def run(gen=gen, seeds=seeds, tokens=tokens, calls=calls) -> None:
+            res = vg_search(problems, gen, ConstantVerifier(), **{**search, "seed": next(seeds)})
+            tokens.append(sum(x.ledger.gen_tokens for x in res))
+            calls.append(sum(x.ledger.gen_calls for x in res))
+
+        seconds = median_seconds(run, repeats=REPEATS)
+        timings[label] = (seconds, tokens[0], peak_rss_mib())
+        print(f"  {label:14s} vg_search: {tokens[0]} tokens in {calls[0]} step requests, median {seconds:.3f} s, "
+              f"{tokens[0] / seconds:.0f} tok/s, peak RSS {timings[label][2]:.0f} MB")  # fmt: skip
+    ours_tokens = timings["ours"][1]
+    per_row = max(1, round(ours_tokens / rows))
+    enc = tok([p for p in problems for _ in range(search["n"])], return_tensors="pt", padding=True)
+    peer_seeds = iter(range(REPEATS + 1))  # seed 0 for the warm-up run
+
+    def peer() -> torch.Tensor:
+        torch.manual_seed(next(peer_seeds))
+        return model.generate(**enc, do_sample=True, temperature=0.8, max_new_tokens=per_row, min_new_tokens=per_row,
+                              pad_token_id=0, logits_processor=LogitsProcessorList(processors))  # fmt: skip
+
+    with torch.no_grad():
+        peer_run = measure(peer, repeats=REPEATS, warmup=1, memory="none")
+    t_peer, out = peer_run.seconds, peer_run.result
+    peer_tokens = (out.shape[1] - enc["input_ids"].shape[1]) * rows
+    tps_peer = peer_tokens / t_peer
+    print(f"  {'peer':14s} batched generate: {peer_tokens} tokens ({rows} rows x {per_row}), median {t_peer:.3f} s, "
+          f"{tps_peer:.0f} tok/s, peak RSS {peak_rss_mib():.0f} MB")  # fmt: skip
+    for label, (seconds, tokens, _) in timings.items():
+        print(f"  ratio {label}/peer (seconds per generated token): {tps_peer / (tokens / seconds):.2f}x "
+              "(target < 1.2x)")  # fmt: skip
+    print(f"[{name}]")
+
+
 def main() -> int:
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -49,40 +107,15 @@ def main() -> int:
                       eos_token_id=1, bos_token_id=1)  # fmt: skip
     model = LlamaForCausalLM(cfg).eval()
     problems = [f"{i}+{i + 1}=" for i in range(4)]
-    gen = HFGenerator(model, tok, max_step_tokens=16, max_answer_tokens=16)
-    kwargs = {"n": 8, "beam_width": 4, "g": 2, "max_steps": 4, "seed": 0}
-    vg_search(problems, gen, ConstantVerifier(), **kwargs)  # warm-up
-    seeds, tokens = iter(range(REPEATS)), []
-
-    def ours() -> None:
-        res = vg_search(problems, gen, ConstantVerifier(), **{**kwargs, "seed": next(seeds)})
-        tokens.append(sum(x.ledger.gen_tokens for x in res))
-
-    t_ours = median_seconds(ours, repeats=REPEATS)
-    ours_tokens = tokens[0]
-    mem_ours = peak_rss_mib()
-    rows = len(problems) * kwargs["n"]
-    per_row = max(1, round(ours_tokens / rows))
-    enc = tok([p for p in problems for _ in range(kwargs["n"])], return_tensors="pt", padding=True)
-    peer_seeds = iter(range(REPEATS + 1))  # seed 0 for the warm-up run
-
-    def peer() -> torch.Tensor:
-        torch.manual_seed(next(peer_seeds))
-        return model.generate(**enc, do_sample=True, temperature=0.8, max_new_tokens=per_row, min_new_tokens=per_row,
-                              pad_token_id=0)  # fmt: skip
-
-    with torch.no_grad():
-        peer_run = measure(peer, repeats=REPEATS, warmup=1, memory="none")
-    t_peer, out = peer_run.seconds, peer_run.result
-    peer_tokens = (out.shape[1] - enc["input_ids"].shape[1]) * rows
-    mem_peer = peak_rss_mib()
-    tps_ours, tps_peer = ours_tokens / t_ours, peer_tokens / t_peer
-    print(f"machine: {sys.platform}, torch {torch.__version__}, 1 thread; tiny Llama 4x256, {rows} rows")
-    print(f"ours  vg_search (n=8, B2=4, g=2, 4 steps): {ours_tokens} tokens, median {t_ours:.3f} s, "
-          f"{tps_ours:.0f} tok/s, peak RSS {mem_ours:.0f} MB")  # fmt: skip
-    print(f"peer  batched generate: {peer_tokens} tokens, median {t_peer:.3f} s, {tps_peer:.0f} tok/s, "
-          f"peak RSS {mem_peer:.0f} MB")  # fmt: skip
-    print(f"ratio ours/peer (seconds per generated token): {tps_peer / tps_ours:.2f}x (target < 1.2x)")
+    print(f"machine: {sys.platform}, torch {torch.__version__}, 1 thread; tiny Llama 4x256, {len(problems)} problems")
+    print("case A (the first benchmark): n=8, B2=4, g=2, 4 steps, 16 tokens per step; the random model never ends a "
+          "step at the delimiter, so every path ends in round 0 at the length limit (one generator call)")  # fmt: skip
+    search = {"n": 8, "beam_width": 4, "g": 2, "max_steps": 4, "seed": 0}
+    case("A: one round", model, tok, problems, search, 16, 16, 0.0)
+    print("case B (multi-round): as A with logit +3 on '\\n' (steps end at the delimiter), 6 steps, 24 tokens per "
+          "step, 32 to the end")  # fmt: skip
+    search = {"n": 8, "beam_width": 4, "g": 2, "max_steps": 6, "seed": 0}
+    case("B: multi-round", model, tok, problems, search, 24, 32, 3.0)
     return 0
 
 

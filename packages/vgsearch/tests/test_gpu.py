@@ -69,3 +69,18 @@ def test_search_runs_on_cuda_models(tiny):
     gen = HFGenerator(lm2.cuda(), tok, max_step_tokens=4, max_answer_tokens=6)
     res = vg_search(["1+1", "2+2"], gen, HFPRM(prm2.cuda(), tok), n=4, beam_width=2, g=2, max_steps=3)
     assert len(res) == 2 and all(r.completions and r.ledger.verifier_calls > 0 for r in res)
+
+
+def test_cached_decoder_on_cuda_equals_cpu(tiny):
+    """Our decoding loop (KV cache across calls, rows leaving the batch) on cuda gives the CPU's greedy steps, and a
+    second call that continues from the kept cache gives the CPU's continuation."""
+    tok, lm, _ = tiny
+    reqs = [StepRequest("3+4", "", 0, 11), StepRequest("5-1", "a\n\n", 1, 12), StepRequest("3+4", "", 0, 13)]
+    cpu = HFGenerator(lm, tok, max_step_tokens=8, do_sample=False, decoder="cached")
+    gpu_lm = type(lm)(lm.config).eval()
+    gpu_lm.load_state_dict(lm.state_dict())
+    gpu = HFGenerator(gpu_lm.cuda(), tok, max_step_tokens=8, do_sample=False, decoder="cached")
+    want, got = cpu.step(reqs), gpu.step(reqs)
+    assert got == want
+    follow = [StepRequest(r.problem, r.prefix + s.text, r.depth + 1, r.seed) for r, s in zip(reqs, got)]
+    assert gpu.step(follow) == cpu.step(follow)

@@ -113,3 +113,73 @@ def test_gguf_loading_names_what_is_missing(tmp_path):
     else:
         with pytest.raises(Exception):  # noqa: B017 - a 4-byte file is not a GGUF checkpoint; transformers' error
             load_generator(tmp_path, gguf_file="model.gguf")
+
+
+def _write_tiny_gguf(lm, tok, path) -> None:
+    """Writes the tiny Llama and its character vocabulary as a llama-architecture GGUF file (float32 tensors, a
+    byte-level BPE vocabulary without merges, Q/K rows in llama.cpp's rotary order)."""
+    import gguf
+    import numpy as np
+
+    cfg = lm.config
+    rope = (getattr(cfg, "rope_parameters", None) or {}).get("rope_theta", getattr(cfg, "rope_theta", 10000.0))
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_name("tiny")
+    w.add_context_length(cfg.max_position_embeddings)
+    w.add_embedding_length(cfg.hidden_size)
+    w.add_block_count(cfg.num_hidden_layers)
+    w.add_feed_forward_length(cfg.intermediate_size)
+    w.add_head_count(cfg.num_attention_heads)
+    w.add_head_count_kv(cfg.num_key_value_heads)
+    w.add_layer_norm_rms_eps(cfg.rms_norm_eps)
+    w.add_rope_freq_base(rope)
+    w.add_rope_dimension_count(cfg.hidden_size // cfg.num_attention_heads)
+    w.add_vocab_size(len(tok))
+    byte_char = {i: chr(i) for i in range(33, 127)} | {32: "\u0120", 10: "\u010a"}  # GPT-2 byte-level symbols
+    tokens = [""] * len(tok)
+    for text, i in tok.get_vocab().items():
+        tokens[i] = text if text.startswith("<") else "".join(byte_char[b] for b in text.encode())
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types([gguf.TokenType.CONTROL if t.startswith("<") else gguf.TokenType.NORMAL for t in tokens])
+    w.add_token_scores([0.0] * len(tokens))
+    w.add_token_merges([])
+    w.add_eos_token_id(tok.eos_token_id)
+    w.add_bos_token_id(tok.eos_token_id)
+    w.add_pad_token_id(tok.pad_token_id)
+    w.add_add_bos_token(False)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, cfg.num_hidden_layers)
+
+    def rotary_order(x, heads):  # llama.cpp stores q/k rows pairwise interleaved per head; transformers undoes it
+        return x.reshape(heads, 2, x.shape[0] // heads // 2, *x.shape[1:]).swapaxes(1, 2).reshape(x.shape)
+
+    for name, tensor in lm.state_dict().items():
+        a = tensor.numpy().astype(np.float32)
+        if name.endswith("q_proj.weight"):
+            a = rotary_order(a, cfg.num_attention_heads)
+        elif name.endswith("k_proj.weight"):
+            a = rotary_order(a, cfg.num_key_value_heads)
+        w.add_tensor(names.get_name(name, try_suffixes=(".weight", ".bias")), a)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def test_gguf_file_loads_the_same_model(tiny, tmp_path):
+    """`load_generator(dir, gguf_file=...)` on a GGUF file written here from the tiny Llama: same parameter count,
+    same tokens for the same text, the same logits, the same greedy steps (the path SmolLM2's GGUF would take)."""
+    pytest.importorskip("gguf")
+    tok, lm, _ = tiny
+    _write_tiny_gguf(lm, tok, tmp_path / "tiny.gguf")
+    gen = load_generator(tmp_path, gguf_file="tiny.gguf", dtype=torch.float32, do_sample=False, max_step_tokens=8)
+    assert gen.n_params == pytest.approx(sum(p.numel() for p in lm.parameters()))
+    text = "1+1=\n\nab 3"
+    ids = gen.tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert ids == tok(text, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        got, want = gen.model(torch.tensor([ids])).logits, lm(torch.tensor([ids])).logits
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    reqs = [StepRequest("3+4", "", 0, 1), StepRequest("5-1", "a\n\n", 1, 2)]
+    assert gen.step(reqs) == HFGenerator(lm, tok, do_sample=False, max_step_tokens=8).step(reqs)

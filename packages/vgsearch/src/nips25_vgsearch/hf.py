@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import torch
 
+from nips25_vgsearch.decoding import LogitsProcessor, StepDecoder, supports_cached_decoding
 from nips25_vgsearch.generator import STOP, Step, StepRequest
 
 __all__ = ["HFPRM", "HFGenerator", "load_generator", "load_prm"]
@@ -35,11 +36,23 @@ def _split_steps(prefix: str) -> list[str]:
 
 
 class HFGenerator:
-    """A causal LM that samples one reasoning step per request with ``generate(..., stop_strings=["\\n\\n"])``.
+    """A causal LM that samples one reasoning step per request, ending at the step delimiter ``"\\n\\n"``.
 
-    Requests are batched with left padding. Each call seeds torch from the requests' path seeds, so a call is
-    deterministic; unlike the simulator and the tiny GRU, a path's step is not independent of the batch it is
-    sampled in (``generate`` draws one random stream per call).
+    Two decoders:
+
+    * ``decoder="cached"`` (:class:`~nips25_vgsearch.decoding.StepDecoder`): our loop, one forward pass per token
+      over the rows still decoding; a row leaves the batch at its delimiter, EOS or length limit; the KV cache of a
+      step that ended at the delimiter is kept (``cache_calls`` calls), so a beam that survives verification is not
+      read again, and copies of one beam gather its cache rows. A path's ``k``-th step draws its random numbers from
+      :func:`~nips25_vgsearch.generator.step_seed` ``(seed, k)``, as the simulator does, so sampling is
+      deterministic under a seed and does not depend on which other rows share the call (up to floating-point
+      differences of batched kernels).
+    * ``decoder="generate"``: ``model.generate(..., stop_strings=["\\n\\n"])`` on the left-padded batch, seeded per
+      call (one random stream per call); every call re-reads prompt and prefix. Needed for ``generate_kwargs`` and
+      for models whose cache is not full attention (sliding-window, linear attention).
+
+    ``decoder="auto"`` picks ``"cached"`` unless ``generate_kwargs`` is given or the model's cache is not full
+    attention (:func:`~nips25_vgsearch.decoding.supports_cached_decoding`).
 
     Args:
         model: a ``transformers`` causal LM (``AutoModelForCausalLM``).
@@ -47,13 +60,20 @@ class HFGenerator:
         prompt_template: the prompt; ``{problem}`` is replaced by the problem text.
         temperature, top_p: sampling parameters (the paper: 0.8, 1.0).
         max_step_tokens: new tokens per step; max_answer_tokens: new tokens per run to the end.
-        generate_kwargs: extra keywords for ``generate`` (e.g. ``sequence_bias``).
+        generate_kwargs: extra keywords for ``generate`` (e.g. ``sequence_bias``; ``decoder="generate"`` only).
+        decoder: ``"auto"``, ``"cached"`` or ``"generate"``.
+        do_sample: sample (default) or decode greedily.
+        cache_calls: later generator calls for which a step's KV cache is kept (``"cached"`` only; 0 turns reuse
+            off). Calls that skip a beam (problems at different ``g`` in one batch) need it above 1.
+        logits_processor: ``(input_ids, scores) -> scores`` callables applied before sampling (``"cached"`` only),
+            e.g. ``transformers`` logits processors.
     """
 
     def __init__(
         self, model: Any, tokenizer: Any, *, prompt_template: str = "{problem}\n\n", temperature: float = 0.8,
         top_p: float = 1.0, max_step_tokens: int = 256, max_answer_tokens: int = 2048,
-        generate_kwargs: Mapping[str, Any] | None = None,
+        generate_kwargs: Mapping[str, Any] | None = None, decoder: Literal["auto", "cached", "generate"] = "auto",
+        do_sample: bool = True, cache_calls: int = 2, logits_processor: Sequence[LogitsProcessor] = (),
     ) -> None:  # fmt: skip
         if not hasattr(model, "generate"):
             raise TypeError(f"model must be a transformers causal LM with generate(), got {type(model).__name__}")
@@ -68,19 +88,46 @@ class HFGenerator:
         if max_step_tokens < 1 or max_answer_tokens < 1:
             raise ValueError(f"max_step_tokens and max_answer_tokens must be >= 1, got {max_step_tokens}, "
                              f"{max_answer_tokens}")  # fmt: skip
+        if decoder not in ("auto", "cached", "generate"):
+            raise ValueError(f"decoder must be 'auto', 'cached' or 'generate', got {decoder!r}")
+        if not isinstance(do_sample, bool):
+            raise TypeError(f"do_sample must be a bool, got {type(do_sample).__name__}")
+        if not all(callable(p) for p in logits_processor):
+            raise TypeError("logits_processor must be a sequence of callables (input_ids, scores) -> scores")
+        cacheable = supports_cached_decoding(model)
+        if decoder == "auto":
+            decoder = "cached" if cacheable and not generate_kwargs else "generate"
+        if decoder == "cached" and generate_kwargs:
+            raise ValueError("generate_kwargs needs decoder='generate' (use logits_processor with decoder='cached')")
+        if decoder == "cached" and not cacheable:
+            raise ValueError("decoder='cached' needs a model whose cache is full attention (a DynamicCache of "
+                             "DynamicLayer); use decoder='generate'")  # fmt: skip
+        if decoder == "generate" and logits_processor:
+            raise ValueError("logits_processor needs decoder='cached' (pass generate_kwargs to generate instead)")
         self.model = model.eval()
         self.tokenizer = tokenizer
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.prompt_template = prompt_template
-        self.temperature, self.top_p = float(temperature), float(top_p)
+        self.temperature, self.top_p, self.do_sample = float(temperature), float(top_p), do_sample
         self.max_step_tokens, self.max_answer_tokens = int(max_step_tokens), int(max_answer_tokens)
         self.generate_kwargs = dict(generate_kwargs or {})
+        self.decoder = decoder
         self.n_params = float(sum(p.numel() for p in model.parameters()))
+        self._decoder = (
+            StepDecoder(model, tokenizer, temperature=temperature, top_p=top_p, do_sample=do_sample,
+                        cache_calls=cache_calls, logits_processor=logits_processor)
+            if decoder == "cached" else None
+        )  # fmt: skip
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` (no special tokens)."""
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def clear_cache(self) -> None:
+        """Drop the KV caches kept between calls (``decoder="cached"``)."""
+        if self._decoder is not None:
+            self._decoder.clear()
 
     @torch.no_grad()
     def step(self, requests: Sequence[StepRequest], *, to_eos: bool = False) -> list[Step]:
@@ -88,6 +135,18 @@ class HFGenerator:
         if not requests:
             return []
         texts = [self.prompt_template.format(problem=r.problem) + r.prefix for r in requests]
+        limit = self.max_answer_tokens if to_eos else self.max_step_tokens
+        if self._decoder is not None:
+            decoded = self._decoder.run(texts, [r.seed for r in requests], [r.depth for r in requests],
+                                        max_new_tokens=limit, stop_at_delimiter=not to_eos)  # fmt: skip
+            rows = [(d.ids, d.eos) for d in decoded]
+        else:
+            rows = self._generate(requests, texts, limit, to_eos)
+        return [self._to_step(ids, eos, to_eos) for ids, eos in rows]
+
+    def _generate(
+        self, requests: Sequence[StepRequest], texts: list[str], limit: int, to_eos: bool
+    ) -> list[tuple[list[int], bool]]:
         side = self.tokenizer.padding_side
         self.tokenizer.padding_side = "left"
         try:
@@ -96,29 +155,29 @@ class HFGenerator:
             self.tokenizer.padding_side = side
         enc = enc.to(self.model.device)  # the model may live on a GPU; the tokenizer returns CPU tensors
         torch.manual_seed(zlib.crc32(repr([r.seed for r in requests]).encode()) + sum(r.depth for r in requests))
+        sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p} if self.do_sample else {
+            "do_sample": False, "temperature": None, "top_p": None}  # fmt: skip
         kwargs: dict[str, Any] = {
-            "do_sample": True, "temperature": self.temperature, "top_p": self.top_p,
-            "max_new_tokens": self.max_answer_tokens if to_eos else self.max_step_tokens,
-            "pad_token_id": self.tokenizer.pad_token_id, **self.generate_kwargs,
+            **sampling, "max_new_tokens": limit, "pad_token_id": self.tokenizer.pad_token_id, **self.generate_kwargs,
         }  # fmt: skip
         if not to_eos:
             kwargs.update(stop_strings=[STOP], tokenizer=self.tokenizer)
         out = self.model.generate(**enc, **kwargs)
-        new = out[:, enc["input_ids"].shape[1] :]
         eos = self.tokenizer.eos_token_id
-        steps = []
-        for row in new.tolist():
+        rows = []
+        for row in out[:, enc["input_ids"].shape[1] :].tolist():
             ended = eos in row
-            if ended:
-                row = row[: row.index(eos)]
-            text = self.tokenizer.decode(row, skip_special_tokens=True)
-            if not to_eos and STOP in text:
-                text = text[: text.index(STOP) + len(STOP)]
-                ended = False
-            finished = to_eos or ended or not text.endswith(STOP)
-            n_steps = max(1, len(_split_steps(text)))
-            steps.append(Step(text, self.count_tokens(text), n_steps, finished))
-        return steps
+            rows.append((row[: row.index(eos)] if ended else row, ended))
+        return rows
+
+    def _to_step(self, ids: list[int], ended: bool, to_eos: bool) -> Step:
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        if not to_eos and STOP in text:
+            text = text[: text.index(STOP) + len(STOP)]
+            ended = False
+        finished = to_eos or ended or not text.endswith(STOP)
+        n_steps = max(1, len(_split_steps(text)))
+        return Step(text, self.count_tokens(text), n_steps, finished)
 
 
 class HFPRM:
