@@ -77,7 +77,8 @@ class PointMassPixels(gym.Env):
     (the velocity component into a wall is zeroed). Reward is dm_control's ``tolerance``: 1 inside the target
     (radius ``target_size`` at the origin), a Gaussian fall-off with margin ``target_size`` outside. Episodes
     last ``max_steps``; the start is uniform in the arena with zero velocity. The frame shows the target (green)
-    and the mass (red); as in the paper's continuous setting, the velocity is only visible from frame pairs.
+    and the mass (red) with anti-aliased edges; as in the paper's continuous setting, the velocity is only visible
+    from several frames (the action from three: :math:`x_{t-1}, x_t, x_{t+1}`).
 
     Args:
         size: frame side in pixels.
@@ -115,13 +116,20 @@ class PointMassPixels(gym.Env):
         self.steps = 0
 
     def _disc(self, centre: np.ndarray, radius: float) -> np.ndarray:
-        return (self._xx - centre[0]) ** 2 + (self._yy - centre[1]) ** 2 <= radius**2
+        """Coverage in ``[0, 1]`` of each pixel by a disc: 1 inside, 0 outside, linear over one pixel at the edge.
+
+        Anti-aliased edges (MuJoCo's offscreen buffer is multisampled) make sub-pixel moves of the mass visible.
+        """
+        d = np.sqrt((self._xx - centre[0]) ** 2 + (self._yy - centre[1]) ** 2)
+        pixel = 2.0 / self.size
+        return np.clip((radius - d) / pixel + 0.5, 0.0, 1.0)
 
     def render(self) -> np.ndarray:  # type: ignore[override]
-        img = np.full((self.size, self.size, 3), 40, np.uint8)
-        img[self._disc(np.zeros(2), self.target_size)] = (60, 200, 60)
-        img[self._disc(self.pos, 0.12)] = (230, 60, 60)
-        return img
+        img = np.full((self.size, self.size, 3), 40.0)
+        for centre, radius, colour in ((np.zeros(2), self.target_size, (60, 200, 60)), (self.pos, 0.12, (230, 60, 60))):
+            alpha = self._disc(centre, radius)[..., None]
+            img = (1 - alpha) * img + alpha * np.asarray(colour, np.float64)
+        return np.rint(img).astype(np.uint8)
 
     def reward(self) -> float:
         """dm_control ``tolerance(d, bounds=(0, r), margin=r)`` with a Gaussian sigmoid (value 0.1 at the margin)."""
