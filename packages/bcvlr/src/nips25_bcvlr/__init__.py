@@ -8,7 +8,7 @@ from nips25_bcvlr.agent import BCVLR, OnlineLog
 from nips25_bcvlr.config import PRESETS, BCVLRConfig
 from nips25_bcvlr.dynamics import IDM, LatentActionModel, LatentFDM
 from nips25_bcvlr.encoder import ImpalaEncoder, ImpalaHead, scale_observations
-from nips25_bcvlr.environments import MiniGridPixels, PointMassPixels, make_minigrid_pixels
+from nips25_bcvlr.environments import DMCPixels, MiniGridPixels, PointMassPixels, make_dmc_pixels, make_minigrid_pixels
 from nips25_bcvlr.experts import BFSExpert, PDExpert, record_video
 from nips25_bcvlr.online import ReplayBuffer, Rollout
 from nips25_bcvlr.policy import ActionDecoder, LatentPolicy
@@ -30,6 +30,7 @@ __all__ = [
     "BCVLRConfig",
     "BFSExpert",
     "CurlObjective",
+    "DMCPixels",
     "ImpalaEncoder",
     "ImpalaHead",
     "LatentActionModel",
@@ -47,6 +48,7 @@ __all__ = [
     "__version__",
     "curl_info_nce",
     "load_video",
+    "make_dmc_pixels",
     "make_minigrid_pixels",
     "random_shift",
     "record_video",

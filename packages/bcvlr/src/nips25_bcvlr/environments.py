@@ -1,7 +1,9 @@
-"""Pixel environments that run offline: MiniGrid (discrete) and a numpy-rendered point mass (continuous)."""
+"""Pixel environments that run offline: MiniGrid (discrete), a numpy-rendered point mass (continuous) and, with the
+``dmc`` extra, the DeepMind Control Suite rendered headless by MuJoCo (the paper's continuous benchmark)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -9,7 +11,7 @@ import numpy as np
 
 from nips25_bcvlr._validation import check_int, check_real
 
-__all__ = ["MiniGridPixels", "PointMassPixels", "make_minigrid_pixels"]
+__all__ = ["DMCPixels", "MiniGridPixels", "PointMassPixels", "make_dmc_pixels", "make_minigrid_pixels"]
 
 
 class MiniGridPixels(gym.ObservationWrapper):
@@ -155,3 +157,133 @@ class PointMassPixels(gym.Env):
         self.pos = np.clip(new, -1.0, 1.0)
         self.steps += 1
         return self.render(), self.reward(), False, self.steps >= self.max_steps, {}
+
+
+def _dm_control_suite() -> Any:
+    """Import ``dm_control.suite`` with a headless GL backend (``MUJOCO_GL=egl`` unless the user set one)."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    try:
+        from dm_control import suite
+    except ImportError as err:
+        raise ImportError(
+            f"DMCPixels needs dm_control and mujoco: pip install 'nips25-bcvlr[dmc]' (import failed: {err})"
+        ) from err
+    return suite
+
+
+class DMCPixels(gym.Env):
+    """A DeepMind Control Suite task with pixel observations, as a gymnasium env (the paper's continuous setting).
+
+    Each :meth:`step` repeats the action ``action_repeat`` times (the paper: 2) and sums the rewards; the frame is
+    MuJoCo's render of camera ``camera_id`` at ``size x size``. Episodes end with ``truncated=True`` at the task's
+    time limit (``terminated=True`` only if the task reports a zero discount). Actions live in ``[-1, 1]^A`` and are
+    mapped linearly to the task's action bounds. Rendering is headless: ``MUJOCO_GL`` defaults to ``egl`` (set it to
+    ``osmesa`` where EGL is missing; it must be set before ``mujoco`` is first imported).
+
+    For the ``point_mass`` domain, :attr:`pos` (position relative to the target) and :attr:`vel` expose the state
+    the scripted :class:`~nips25_bcvlr.experts.PDExpert` reads.
+
+    Args:
+        domain: a ``dm_control.suite`` domain, e.g. ``"point_mass"``, ``"reacher"``, ``"finger"``.
+        task: a task of that domain, e.g. ``"easy"``.
+        size: frame side in pixels, ``>= 8`` (paper: 84 for DMC; 64 in this package's presets).
+        action_repeat: physics control steps per env step, ``>= 1``.
+        camera_id: MuJoCo camera (0 is the suite's default view).
+
+    Raises:
+        ImportError: if dm_control is not installed (the ``dmc`` extra).
+        ValueError: for an unknown ``(domain, task)`` or out-of-range sizes.
+        RuntimeError: if MuJoCo cannot render headless with the selected ``MUJOCO_GL`` backend.
+
+    Example:
+        >>> env = DMCPixels("point_mass", "easy", size=64)  # doctest: +SKIP
+        >>> env.reset(seed=0)[0].shape  # doctest: +SKIP
+        (64, 64, 3)
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"]}  # type: ignore[misc]
+
+    def __init__(
+        self, domain: str = "point_mass", task: str = "easy", *, size: int = 64, action_repeat: int = 2,
+        camera_id: int = 0,
+    ) -> None:  # fmt: skip
+        self.size = check_int("size", size, minimum=8)
+        self.action_repeat = check_int("action_repeat", action_repeat)
+        self.camera_id = check_int("camera_id", camera_id, minimum=0)
+        suite = _dm_control_suite()
+        if (domain, task) not in suite.ALL_TASKS:
+            known = sorted({d for d, _ in suite.ALL_TASKS})
+            raise ValueError(
+                f"domain/task must be a dm_control suite task, got ({domain!r}, {task!r}); domains: {known}"
+            )
+        self.domain, self.task = domain, task
+        self._env = suite.load(domain, task, task_kwargs={"random": 0})
+        spec = self._env.action_spec()
+        self._low = np.asarray(spec.minimum, np.float64)
+        self._high = np.asarray(spec.maximum, np.float64)
+        self.observation_space = gym.spaces.Box(0, 255, (size, size, 3), np.uint8)
+        self.action_space = gym.spaces.Box(-1.0, 1.0, spec.shape, np.float32)
+        self.render_mode = "rgb_array"
+
+    @property
+    def physics(self) -> Any:
+        """The task's MuJoCo physics (``dm_control.mujoco.Physics``)."""
+        return self._env.physics
+
+    def render(self) -> np.ndarray:  # type: ignore[override]
+        try:
+            frame = self._env.physics.render(self.size, self.size, camera_id=self.camera_id)
+        except Exception as err:  # mujoco raises its own FatalError / RuntimeError types for GL failures
+            raise RuntimeError(
+                f"MuJoCo could not render headless with MUJOCO_GL={os.environ.get('MUJOCO_GL')!r}: {err}. "
+                "Install EGL (Debian: libegl1) or set MUJOCO_GL=osmesa (libosmesa6) before importing nips25_bcvlr."
+            ) from err
+        return np.ascontiguousarray(frame, dtype=np.uint8)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self._env.task.random.seed(seed)  # the task's start-state generator (a numpy RandomState)
+        self._env.reset()
+        return self.render(), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        a = np.clip(np.asarray(action, dtype=np.float64).reshape(self._low.shape), -1.0, 1.0)
+        scaled = self._low + (a + 1.0) * 0.5 * (self._high - self._low)
+        total = 0.0
+        for _ in range(self.action_repeat):
+            ts = self._env.step(scaled)
+            total += float(ts.reward or 0.0)
+            if ts.last():
+                break
+        terminated = bool(ts.last() and ts.discount == 0.0)
+        return self.render(), total, terminated, bool(ts.last() and not terminated), {}
+
+    def _point_mass(self, name: str) -> None:
+        if self.domain != "point_mass":
+            raise AttributeError(f"{name} is defined for the point_mass domain only, not {self.domain!r}")
+
+    @property
+    def pos(self) -> np.ndarray:
+        """Point mass: ``(2,)`` position of the mass relative to the target (what :class:`PDExpert` drives to 0)."""
+        self._point_mass("pos")
+        xpos = self.physics.named.data.geom_xpos
+        return np.asarray(xpos["pointmass"][:2] - xpos["target"][:2], np.float64)
+
+    @property
+    def vel(self) -> np.ndarray:
+        """Point mass: ``(2,)`` velocity of the mass."""
+        self._point_mass("vel")
+        return np.asarray(self.physics.data.qvel[:2], np.float64).copy()
+
+
+def make_dmc_pixels(
+    domain: str = "point_mass", task: str = "easy", *, size: int = 64, action_repeat: int = 2, camera_id: int = 0
+) -> DMCPixels:
+    """Make a dm_control task with ``(size, size, 3)`` uint8 pixel observations (see :class:`DMCPixels`).
+
+    Raises:
+        ImportError: without the ``dmc`` extra (``pip install 'nips25-bcvlr[dmc]'``).
+        ValueError: for an unknown task or out-of-range arguments.
+    """
+    return DMCPixels(domain, task, size=size, action_repeat=action_repeat, camera_id=camera_id)
