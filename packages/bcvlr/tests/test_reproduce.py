@@ -24,3 +24,16 @@ def test_reproduce_tiny_profile_writes_a_complete_report(tmp_path) -> None:  # t
     assert set(continuous.measured["mean_normalized_return"]) == {"bcvlr", "bco", "random"}
     assert (tmp_path / report.figures[0]).is_file()
     assert json.loads((tmp_path / "results.json").read_text())["profile"] == "tiny"
+
+
+def test_continuous_profile_reports_only_the_continuous_claim(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The ``continuous`` profile skips the MiniGrid experiment; the quick profile does not run the continuous one."""
+    import dataclasses
+
+    from nips25_bcvlr import reproduce as rep
+
+    assert rep.PROFILES["quick"].continuous is None and not rep.PROFILES["continuous"].discrete
+    monkeypatch.setitem(rep.PROFILES, "continuous", dataclasses.replace(rep.PROFILES["tiny"], discrete=False))
+    report = rep.reproduce(profile="continuous", out_dir=tmp_path)
+    assert [c.id for c in report.claims] == ["continuous-bcvlr-near-expert-and-beats-bco"]
+    assert (tmp_path / report.figures[0]).is_file()
