@@ -8,7 +8,14 @@ from nips25_bcvlr.agent import BCVLR, OnlineLog
 from nips25_bcvlr.config import PRESETS, BCVLRConfig
 from nips25_bcvlr.dynamics import IDM, LatentActionModel, LatentFDM
 from nips25_bcvlr.encoder import ImpalaEncoder, ImpalaHead, scale_observations
-from nips25_bcvlr.environments import DMCPixels, MiniGridPixels, PointMassPixels, make_dmc_pixels, make_minigrid_pixels
+from nips25_bcvlr.environments import (
+    DMCPixels,
+    MiniGridPixels,
+    PointMassPixels,
+    ProcgenPixels,
+    make_dmc_pixels,
+    make_minigrid_pixels,
+)
 from nips25_bcvlr.experts import BFSExpert, PDExpert, record_video
 from nips25_bcvlr.online import ReplayBuffer, Rollout
 from nips25_bcvlr.policy import ActionDecoder, LatentPolicy
@@ -40,6 +47,7 @@ __all__ = [
     "OnlineLog",
     "PDExpert",
     "PointMassPixels",
+    "ProcgenPixels",
     "ProtoTemporalObjective",
     "ReplayBuffer",
     "Rollout",

@@ -11,7 +11,14 @@ import numpy as np
 
 from nips25_bcvlr._validation import check_int, check_real
 
-__all__ = ["DMCPixels", "MiniGridPixels", "PointMassPixels", "make_dmc_pixels", "make_minigrid_pixels"]
+__all__ = [
+    "DMCPixels",
+    "MiniGridPixels",
+    "PointMassPixels",
+    "ProcgenPixels",
+    "make_dmc_pixels",
+    "make_minigrid_pixels",
+]
 
 
 class MiniGridPixels(gym.ObservationWrapper):
@@ -287,3 +294,83 @@ def make_dmc_pixels(
         ValueError: for an unknown task or out-of-range arguments.
     """
     return DMCPixels(domain, task, size=size, action_repeat=action_repeat, camera_id=camera_id)
+
+
+class ProcgenPixels(gym.Env):
+    """One Procgen game (the paper's discrete benchmark) as a gymnasium env: ``(64, 64, 3)`` uint8, ``Discrete(15)``.
+
+    It drives ``procgen``'s gym3 env with one instance (PyPI ``procgen`` has no Python 3.11 wheel; the
+    ``procgen-mirror`` build does, but it pins ``numpy<2``, so install it in its own environment:
+    ``pip install procgen-mirror``). gym3 starts the next episode by itself: a step that ends an episode returns
+    ``terminated=True`` with the first frame of the next level (the reward is that of the final step), and
+    ``reset()`` right after it keeps that frame. ``reset(seed=s)`` (or a reset mid-episode) builds a new game whose
+    levels are drawn with ``rand_seed=s``.
+
+    Args:
+        env_name: one of ``procgen.env.ENV_NAMES`` (e.g. ``"fruitbot"``, ``"coinrun"``).
+        distribution_mode: ``"easy"`` (the paper's setting) or ``"hard"``.
+        num_levels: number of distinct levels, ``0`` for unlimited.
+        start_level: first level seed.
+
+    Raises:
+        ImportError: if ``procgen`` is not installed.
+        ValueError: for an unknown game or mode, or negative level counts.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"]}  # type: ignore[misc]
+
+    def __init__(
+        self, env_name: str = "fruitbot", *, distribution_mode: str = "easy", num_levels: int = 0,
+        start_level: int = 0,
+    ) -> None:  # fmt: skip
+        try:
+            from procgen import ProcgenGym3Env
+            from procgen.env import ENV_NAMES
+        except ImportError as err:
+            raise ImportError(
+                f"ProcgenPixels needs procgen: pip install procgen-mirror (pins numpy<2; import failed: {err})"
+            ) from err
+        if env_name not in ENV_NAMES:
+            raise ValueError(f"env_name must be one of {sorted(ENV_NAMES)}, got {env_name!r}")
+        if distribution_mode not in ("easy", "hard"):
+            raise ValueError(f"distribution_mode must be 'easy' or 'hard', got {distribution_mode!r}")
+        self.num_levels = check_int("num_levels", num_levels, minimum=0)
+        self.start_level = check_int("start_level", start_level, minimum=0)
+        self.env_name, self.distribution_mode = env_name, distribution_mode
+        self._factory = ProcgenGym3Env
+        self._game: Any = None
+        self._fresh = False
+        self._frame = np.zeros((64, 64, 3), np.uint8)
+        self.observation_space = gym.spaces.Box(0, 255, (64, 64, 3), np.uint8)
+        self.action_space = gym.spaces.Discrete(15)
+        self.render_mode = "rgb_array"
+
+    def _observe(self) -> tuple[float, bool]:
+        reward, obs, first = self._game.observe()
+        self._frame = np.ascontiguousarray(obs["rgb"][0], dtype=np.uint8)
+        return float(reward[0]), bool(first[0])
+
+    def render(self) -> np.ndarray:  # type: ignore[override]
+        return self._frame.copy()
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        if seed is not None or self._game is None or not self._fresh:
+            rand_seed = int(seed) if seed is not None else int(self.np_random.integers(2**31 - 1))
+            self._game = self._factory(num=1, env_name=self.env_name, num_levels=self.num_levels,
+                                       start_level=self.start_level, distribution_mode=self.distribution_mode,
+                                       rand_seed=rand_seed)  # fmt: skip
+            self._observe()
+        self._fresh = False
+        return self.render(), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._game is None:
+            raise RuntimeError("call reset() before step()")
+        a = int(np.asarray(action).reshape(()))
+        if not 0 <= a < 15:
+            raise ValueError(f"action must be in [0, 15), got {a}")
+        self._game.act(np.array([a], np.int32))
+        reward, first = self._observe()
+        self._fresh = first
+        return self.render(), reward, first, False, {}
