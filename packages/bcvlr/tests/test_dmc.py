@@ -63,3 +63,39 @@ def test_missing_dmc_extra_names_the_install_command(monkeypatch) -> None:  # ty
     monkeypatch.setitem(sys.modules, "dm_control", None)
     with pytest.raises(ImportError, match=r"nips25-bcvlr\[dmc\]"):
         make_dmc_pixels()
+
+
+def test_continuous_recipe_runs_on_dmc_pixels(env) -> None:  # type: ignore[no-untyped-def]
+    """A PD-expert video of dm_control's point mass, BCV-LR's continuous recipe pre-trained on it and a short
+    reward-free online loop on the wrapper: actions in [-1, 1]^2."""
+    from nips25_bcvlr import BCVLR, BCVLRConfig, record_video
+
+    def make():  # type: ignore[no-untyped-def]
+        return make_dmc_pixels("point_mass", "easy", size=16, action_repeat=8)  # 1000 / 8 -> 125-step episodes
+
+    video = record_video(make(), PDExpert(kp=20.0, kd=2.0), n_frames=20, seed=0)
+    assert video.frames.shape[1:] == (3, 16, 16)
+    cfg = BCVLRConfig.preset("cpu-continuous", stage1_steps=2, stage2_steps=2, stage3_steps=2, stage1_batch=8,
+                             stage2_batch=8, stage3_batch=8, idm_updates=2, reclone_steps=2, finetune_batch=8,
+                             n_envs=1, steps_per_iter=8, random_steps=4, codebook_size=8)  # fmt: skip
+    agent = BCVLR(cfg, obs_shape=video.frames.shape[1:], action_space=env.action_space, seed=0)
+    agent.pretrain(video, show_progress=False)
+    log = agent.online(make(), 8, show_progress=False)
+    assert log.env_steps == 8
+    actions = agent.predict(video.frames[:3].transpose(0, 2, 3, 1))
+    assert actions.shape == (3, 2) and np.all(np.abs(actions) <= 1.0)
+
+
+def test_rendering_before_the_first_optimizer_does_not_crash(env) -> None:  # type: ignore[no-untyped-def]
+    """Regression: an EGL render followed by the first torch optimizer (which imports triton) segfaulted."""
+    import subprocess
+
+    code = (
+        "from nips25_bcvlr import make_dmc_pixels\n"
+        "make_dmc_pixels(size=16).reset(seed=0)\n"
+        "import torch\n"
+        "torch.optim.Adam([torch.zeros(1, requires_grad=True)])\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-500:]

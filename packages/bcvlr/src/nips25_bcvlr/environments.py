@@ -169,6 +169,10 @@ class PointMassPixels(gym.Env):
 def _dm_control_suite() -> Any:
     """Import ``dm_control.suite`` with a headless GL backend (``MUJOCO_GL=egl`` unless the user set one)."""
     os.environ.setdefault("MUJOCO_GL", "egl")
+    # Mesa's EGL driver and the LLVM inside triton clash: once an EGL context exists, importing triton (torch does so
+    # lazily when the first optimizer is built) kills the process with a segmentation fault. Load it first.
+    import torch._dynamo  # noqa: F401
+
     try:
         from dm_control import suite
     except ImportError as err:
