@@ -80,7 +80,7 @@ def test_baselines_and_lapo_run_on_the_same_budget(video) -> None:  # type: igno
 
 
 def test_continuous_variant_runs_on_the_point_mass() -> None:
-    """The continuous recipe (prototype objective, 2-frame IDM, MSE decoder) acts in [-1, 1]^2."""
+    """The continuous recipe (prototype objective, 3-frame IDM, MSE decoder) acts in [-1, 1]^2."""
     env = PointMassPixels(size=16, max_steps=10)
     vid = record_video(env, PDExpert(), n_frames=30, seed=0)
     cfg = dataclasses.replace(BCVLRConfig.preset("cpu-continuous"), **{

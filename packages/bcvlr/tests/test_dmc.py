@@ -87,15 +87,14 @@ def test_continuous_recipe_runs_on_dmc_pixels(env) -> None:  # type: ignore[no-u
 
 
 def test_rendering_before_the_first_optimizer_does_not_crash(env) -> None:  # type: ignore[no-untyped-def]
-    """Regression: an EGL render followed by the first torch optimizer (which imports triton) segfaulted."""
+    """Regression: an EGL render followed by importing triton (what torch does at the first optimizer) segfaulted."""
+    import importlib.util
     import subprocess
 
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("triton is not installed: nothing can clash with EGL")
     code = (
-        "from nips25_bcvlr import make_dmc_pixels\n"
-        "make_dmc_pixels(size=16).reset(seed=0)\n"
-        "import torch\n"
-        "torch.optim.Adam([torch.zeros(1, requires_grad=True)])\n"
-        "print('ok')\n"
+        "from nips25_bcvlr import make_dmc_pixels\nmake_dmc_pixels(size=16).reset(seed=0)\nimport triton\nprint('ok')\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-500:]

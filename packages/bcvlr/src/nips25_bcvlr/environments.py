@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 from typing import Any, ClassVar
 
@@ -171,7 +173,8 @@ def _dm_control_suite() -> Any:
     os.environ.setdefault("MUJOCO_GL", "egl")
     # Mesa's EGL driver and the LLVM inside triton clash: once an EGL context exists, importing triton (torch does so
     # lazily when the first optimizer is built) kills the process with a segmentation fault. Load it first.
-    import torch._dynamo  # noqa: F401
+    if importlib.util.find_spec("triton") is not None:
+        importlib.import_module("triton")
 
     try:
         from dm_control import suite
