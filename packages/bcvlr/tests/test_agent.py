@@ -80,7 +80,7 @@ def test_baselines_and_lapo_run_on_the_same_budget(video) -> None:  # type: igno
 
 
 def test_continuous_variant_runs_on_the_point_mass() -> None:
-    """The continuous recipe (prototype objective, 2-frame IDM, MSE decoder) acts in [-1, 1]^2."""
+    """The continuous recipe (prototype objective, 3-frame IDM, MSE decoder) acts in [-1, 1]^2."""
     env = PointMassPixels(size=16, max_steps=10)
     vid = record_video(env, PDExpert(), n_frames=30, seed=0)
     cfg = dataclasses.replace(BCVLRConfig.preset("cpu-continuous"), **{
@@ -93,3 +93,51 @@ def test_continuous_variant_runs_on_the_point_mass() -> None:
     agent.online([PointMassPixels(size=16, max_steps=10) for _ in range(2)], 16, show_progress=False)
     act = agent.predict(vid.frames[:3].transpose(0, 2, 3, 1))
     assert act.shape == (3, 2) and np.all(np.abs(act) <= 1.0)
+
+
+def test_training_step_with_prepared_model_matches_plain_torch() -> None:
+    """``accelerator.prepare(model, optimizer)`` under a CPU Accelerator changes nothing: one ``fit`` step (forward,
+    backward, clipping, Adam) gives bit-identical weights to the same step in plain PyTorch."""
+    import copy
+
+    from accelerate import Accelerator
+    from nips25_bcvlr import VQEMA, LatentActionModel
+    from nips25_bcvlr.training import fit
+
+    torch.manual_seed(0)
+    vq = VQEMA(n_codebooks=2, n_latents=2, codebook_size=8, dim=4)
+    model = LatentActionModel(4, (8, 8), n_context=3, idm_channels=(8,), idm_hidden=16, fdm_base=8, vq=vq)
+    plain = copy.deepcopy(model)
+    initial = copy.deepcopy(model)
+    windows = torch.randn(16, 3, 4, 8, 8)
+    accelerator = Accelerator(cpu=True)
+    wrapped, opt = accelerator.prepare(model, torch.optim.Adam(model.parameters(), lr=1e-2))
+    torch.manual_seed(2)  # the codebooks are seeded from the first batch with the global generator
+    fit(lambda idx: wrapped(windows[idx]).loss, opt, list(model.parameters()), accelerator=accelerator, n_steps=1,
+        n_items=16, batch_size=8, generator=torch.Generator().manual_seed(1), grad_clip=2.0)  # fmt: skip
+    plain_opt = torch.optim.Adam(plain.parameters(), lr=1e-2)
+    idx = torch.randint(16, (8,), generator=torch.Generator().manual_seed(1))
+    torch.manual_seed(2)
+    loss = plain(windows[idx]).loss
+    plain_opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(list(plain.parameters()), 2.0)
+    plain_opt.step()
+    for name, tensor in plain.state_dict().items():
+        assert torch.equal(tensor, model.state_dict()[name]), name
+    assert any(not torch.equal(a, b) for a, b in zip(plain.parameters(), initial.parameters()))  # a real step
+
+
+def test_agent_prepares_every_trained_module(video) -> None:  # type: ignore[no-untyped-def]
+    """The objective, IDM/FDM, decoder and the policy head go through ``accelerator.prepare`` (DDP under
+    ``accelerate launch``); the frozen shared encoder is prepared only inside the Stage-1 objective."""
+    env = make_minigrid_pixels()
+    agent = BCVLR(TINY, obs_shape=video.frames.shape[1:], action_space=env.action_space, seed=0)
+    prepared = {id(m) for m in agent.accelerator._models}
+    for module in (agent.lam, agent.decoder, agent.policy.head, agent.objective):
+        assert id(module) in prepared
+    assert agent._train["policy"] is agent.policy.head  # one CPU process: no wrapper, same parameters
+    lapo = BCVLR(lapo_lite_config(TINY), obs_shape=video.frames.shape[1:], action_space=env.action_space)
+    assert id(lapo.policy) in {id(m) for m in lapo.accelerator._models}  # pixels: the policy trains its encoder
+    bco = BCO(video.frames.shape[1:], env.action_space, config=BaselineConfig(), seed=0)
+    assert {id(bco.policy), id(bco.idm)} <= {id(m) for m in bco.accelerator._models}

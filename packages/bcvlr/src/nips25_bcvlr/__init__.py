@@ -8,7 +8,14 @@ from nips25_bcvlr.agent import BCVLR, OnlineLog
 from nips25_bcvlr.config import PRESETS, BCVLRConfig
 from nips25_bcvlr.dynamics import IDM, LatentActionModel, LatentFDM
 from nips25_bcvlr.encoder import ImpalaEncoder, ImpalaHead, scale_observations
-from nips25_bcvlr.environments import MiniGridPixels, PointMassPixels, make_minigrid_pixels
+from nips25_bcvlr.environments import (
+    DMCPixels,
+    MiniGridPixels,
+    PointMassPixels,
+    ProcgenPixels,
+    make_dmc_pixels,
+    make_minigrid_pixels,
+)
 from nips25_bcvlr.experts import BFSExpert, PDExpert, record_video
 from nips25_bcvlr.online import ReplayBuffer, Rollout
 from nips25_bcvlr.policy import ActionDecoder, LatentPolicy
@@ -30,6 +37,7 @@ __all__ = [
     "BCVLRConfig",
     "BFSExpert",
     "CurlObjective",
+    "DMCPixels",
     "ImpalaEncoder",
     "ImpalaHead",
     "LatentActionModel",
@@ -39,6 +47,7 @@ __all__ = [
     "OnlineLog",
     "PDExpert",
     "PointMassPixels",
+    "ProcgenPixels",
     "ProtoTemporalObjective",
     "ReplayBuffer",
     "Rollout",
@@ -47,6 +56,7 @@ __all__ = [
     "__version__",
     "curl_info_nce",
     "load_video",
+    "make_dmc_pixels",
     "make_minigrid_pixels",
     "random_shift",
     "record_video",

@@ -111,8 +111,10 @@ class BCVLR:
         self.seed = seed
         self.accelerator = accelerator if accelerator is not None else Accelerator()
         self.device = self.accelerator.device
-        torch.manual_seed(seed)
-        self.generator = torch.Generator().manual_seed(seed)
+        torch.manual_seed(seed)  # initial weights: the same in every process (DDP also broadcasts rank 0's)
+        # minibatch indices, augmentations and action noise: one stream per process, so that data-parallel
+        # processes draw different minibatches (a single process keeps the stream of ``seed``)
+        self.generator = torch.Generator().manual_seed(seed + self.accelerator.process_index)
         self.rng = np.random.default_rng(seed)
         hw = (self.obs_shape[1], self.obs_shape[2])
         c = config
@@ -176,12 +178,28 @@ class BCVLR:
         self.decoder = ActionDecoder(c.latent_dim, self.n_actions, hidden=c.decoder_hidden, continuous=self.continuous)
         for module in self._modules():
             module.to(self.device)
+        self._train = self._prepare_models()
         self.logs: dict[str, StageLog] = {}
         self.video: Video | None = None
         self._policy_opt: Any = None
         self._finetune_opt: Any = None
         self._policy_feats: torch.Tensor | None = None
         self.pretrained = False
+
+    def _prepare_models(self) -> dict[str, nn.Module]:
+        """Pass every trained module through ``accelerator.prepare`` once (DDP under ``accelerate launch``).
+
+        The training losses call these wrappers; everything else (acting, EMA targets, checkpoints) uses the plain
+        modules, which share the wrapped ones' parameters. With one process the wrappers are the modules themselves.
+        The latent policy is prepared as its head when it sits on the frozen shared encoder.
+        """
+        names = ["lam", "decoder", "policy"]
+        modules: list[nn.Module] = [self.lam, self.decoder, self.policy.head if self.learned else self.policy]
+        if self.objective is not None:
+            names.append("objective")
+            modules.append(self.objective)
+        prepared = self.accelerator.prepare(*modules)
+        return dict(zip(names, prepared if isinstance(prepared, tuple) else (prepared,)))
 
     def _modules(self) -> list[nn.Module]:
         mods: list[nn.Module] = [self.encoder, self.lam, self.policy, self.decoder]
@@ -235,15 +253,16 @@ class BCVLR:
         summary: dict[str, float] = {}
         if self.learned and self.objective is not None and c.stage1_steps > 0:
             obj = self.objective
+            train_obj = self._train["objective"]
             params = [p for p in obj.parameters() if p.requires_grad]
             opt = self._prepare(params, c.stage1_lr)
             nxt = windows[:, -2:]  # (t, t+1) pairs for the temporal objective
 
             def stage1_loss(idx: torch.Tensor) -> torch.Tensor:
                 if isinstance(obj, CurlObjective):
-                    return obj(scale_observations(frames[idx % len(frames)].to(self.device)), self.generator)
+                    return train_obj(scale_observations(frames[idx % len(frames)].to(self.device)), self.generator)
                 pair = nxt[idx % len(nxt)]
-                return obj(
+                return train_obj(
                     scale_observations(frames[pair[:, 0]].to(self.device)),
                     scale_observations(frames[pair[:, 1]].to(self.device)),
                     self.generator,
@@ -266,7 +285,7 @@ class BCVLR:
         self.lam.train()
 
         def stage2_loss(idx: torch.Tensor) -> torch.Tensor:
-            return self.lam(feats[windows[idx]]).loss
+            return self._train["lam"](feats[windows[idx]]).loss
 
         st = fit(stage2_loss, opt, lam_params, accelerator=self.accelerator, n_steps=c.stage2_steps,
                  n_items=len(windows), batch_size=c.stage2_batch, generator=self.generator, grad_clip=c.grad_clip,
@@ -308,9 +327,9 @@ class BCVLR:
 
         def clone_loss(idx: torch.Tensor) -> torch.Tensor:
             if self.learned:
-                pred = self.policy.head(feats[t_index[idx]])
+                pred = self._train["policy"](feats[t_index[idx]])  # the head on frozen features
             else:
-                pred = self.policy(scale_observations(frames[t_index[idx]].to(self.device)))
+                pred = self._train["policy"](scale_observations(frames[t_index[idx]].to(self.device)))
             return F.mse_loss(pred, targets[idx])
 
         if n_steps == 0:
@@ -422,13 +441,13 @@ class BCVLR:
         def finetune_loss(idx: torch.Tensor) -> torch.Tensor:
             feats = self._window_features(windows[idx])
             if c.finetune_idm:
-                out = self.lam(feats)
-                return action_loss(self.decoder(out.vq.z_q), idx) + c.alpha * out.loss
+                out = self._train["lam"](feats)
+                return action_loss(self._train["decoder"](out.vq.z_q), idx) + c.alpha * out.loss
             with torch.no_grad():
                 self.lam.eval()
                 z = self.lam.infer(feats).z_q
                 self.lam.train()
-            return action_loss(self.decoder(z), idx)
+            return action_loss(self._train["decoder"](z), idx)
 
         return fit(finetune_loss, self._finetune_opt, params, accelerator=self.accelerator, n_steps=c.idm_updates,
                    n_items=len(replay), batch_size=c.finetune_batch, generator=self.generator,

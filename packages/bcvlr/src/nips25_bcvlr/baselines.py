@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -103,10 +102,10 @@ class _ClonedPolicy:
         self.cfg, self.obs_shape, self.action_space = cfg, obs_shape, action_space
         self.hw = (obs_shape[1], obs_shape[2])
         torch.manual_seed(seed)
-        self.generator = torch.Generator().manual_seed(seed)
         self.accelerator = Accelerator()
-        self.policy = _PixelNet(1, self.hw, self.n_out, cfg).to(self.accelerator.device)
-        self._opt: Any = self.accelerator.prepare(torch.optim.Adam(self.policy.parameters(), lr=cfg.lr))
+        self.generator = torch.Generator().manual_seed(seed + self.accelerator.process_index)
+        policy = _PixelNet(1, self.hw, self.n_out, cfg).to(self.accelerator.device)
+        self.policy, self._opt = self.accelerator.prepare(policy, torch.optim.Adam(policy.parameters(), lr=cfg.lr))
         self.fitted = False
 
     def _action_loss(self, out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -203,8 +202,8 @@ class BCO(_ClonedPolicy):
     def __init__(self, obs_shape: tuple[int, int, int], action_space: gym.Space, *, config: BaselineConfig,
                  seed: int = 0) -> None:  # fmt: skip
         super().__init__(obs_shape, action_space, config, seed)
-        self.idm = _PixelNet(2, self.hw, self.n_out, config).to(self.accelerator.device)
-        self._idm_opt: Any = self.accelerator.prepare(torch.optim.Adam(self.idm.parameters(), lr=config.lr))
+        idm = _PixelNet(2, self.hw, self.n_out, config).to(self.accelerator.device)
+        self.idm, self._idm_opt = self.accelerator.prepare(idm, torch.optim.Adam(idm.parameters(), lr=config.lr))
         self.rng = np.random.default_rng(seed)
         self.seed = seed
 

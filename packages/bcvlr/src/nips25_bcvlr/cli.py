@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
-    add_common_arguments(rep, slug="bcvlr", profiles=("quick", "tiny", "paper"))
+    add_common_arguments(rep, slug="bcvlr", profiles=("quick", "continuous", "tiny", "paper"))
     rec = sub.add_parser("record", help="record a MiniGrid expert video (BFS planner) as .npz")
     rec.add_argument("--out", type=Path, required=True, help="output .npz path")
     rec.add_argument("--frames", type=int, default=1200, help="minimum number of frames (whole episodes)")

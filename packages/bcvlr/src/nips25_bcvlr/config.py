@@ -24,7 +24,8 @@ class BCVLRConfig:
         curl_dim, curl_recon_weight [0.1], ema_tau [0.05], target_every [2], shift_pad [1 / 4].
         proto_dim [128], n_protos [512], proto_temperature [0.1], sinkhorn_iters [3].
         stage1_steps [20k], stage1_lr [3e-5 / 1e-4], stage1_batch [512].
-        n_context: frames per IDM window [3 discrete, 2 continuous].
+        n_context: single frames per IDM window [3 discrete; continuous: the paper's IDM reads two 3-frame stacks,
+            frames t-2 .. t+1, so 4 in the ``dmc`` preset and 3 in ``cpu-continuous``].
         idm_channels [(16, 32, 32)], idm_hidden [256], fdm_base [24].
         n_codebooks [2], n_latents [4], codebook_size [64], code_dim [16], vq_beta [0.05], vq_decay [0.999],
         dead_code_threshold (ours; 0 = off).
@@ -151,7 +152,7 @@ PRESETS: dict[str, BCVLRConfig] = {
         stage1_lr=1e-4,
         ema_tau=0.05,
         target_every=1,
-        n_context=2,
+        n_context=4,
         stage2_steps=50_000,
         stage3_steps=20_000,
         n_envs=1,
@@ -199,7 +200,7 @@ PRESETS["cpu-continuous"] = dataclasses.replace(
     proto_dim=64,
     n_protos=64,
     target_every=1,
-    n_context=2,
+    n_context=3,
     alpha=1e-3,
     random_steps=256,
 )

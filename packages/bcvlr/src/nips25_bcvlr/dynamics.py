@@ -22,7 +22,7 @@ class IDM(nn.Module):
     Args:
         feat_channels: channels ``C`` of one feature map.
         feat_hw: spatial size ``(H, W)`` of the feature maps.
-        n_context: number of stacked feature maps (paper: 3 for discrete, 2 for continuous).
+        n_context: number of stacked feature maps (3 for discrete; continuous: 4 = two 3-frame stacks, 3 on CPU).
         channels, hidden: IMPALA stack widths and FC width (paper: (16, 32, 32), 256).
         latent_dim: output size (paper: 128).
 
@@ -109,7 +109,7 @@ class LatentActionModel(nn.Module):
     Args:
         feat_channels: channels of one feature map.
         feat_hw: ``(H, W)`` of the feature maps.
-        n_context: feature maps per window (3 discrete, 2 continuous).
+        n_context: feature maps per window (3 discrete; continuous: 4 in the dmc preset, 3 on CPU).
         idm_channels, idm_hidden: IDM widths.
         fdm_base: FDM UNet base width.
         vq: the quantiser (its ``latent_dim`` is the IDM's output size).

@@ -78,7 +78,10 @@ class BFSExpert:
 
 
 class PDExpert:
-    r"""Proportional-derivative expert for :class:`PointMassPixels`: :math:`a = \mathrm{clip}(-k_p x - k_d v)`.
+    r"""Proportional-derivative expert for a point mass: :math:`a = \mathrm{clip}(-k_p x - k_d v)`.
+
+    It reads ``env.unwrapped.pos`` (relative to the target) and ``.vel``: :class:`PointMassPixels`, or dm_control's
+    ``point_mass`` through :class:`DMCPixels`.
 
     Args:
         kp: position gain, ``> 0``.
