@@ -137,3 +137,26 @@ def test_decoding_rejects_bad_input():
         table_log_prob(ok, np.full(8, 4))
     with pytest.raises(TypeError, match="rows"):
         table_log_prob(ok, np.zeros(8))
+
+
+def test_non_numeric_logits_and_single_table_rows_errors_name_the_argument():
+    """Review regressions: a list of strings named ``logits`` (not numpy's bare message); one table's ``rows`` are
+    checked against ``(2N-2,)``, the shape the docstring asks for, and a ``(1, 2N-2)`` batch is not taken for it."""
+    with pytest.raises(TypeError, match="logits"):
+        decode_rows([["a", "b"]] * 4)
+    with pytest.raises(ValueError, match=r"rows must have shape \(8,\)"):
+        table_log_prob(np.zeros((8, 4)), np.zeros(7, dtype=int))
+    with pytest.raises(ValueError, match=r"rows must have shape \(8,\)"):
+        table_log_prob(np.zeros((8, 4)), np.zeros((1, 8), dtype=int))
+    assert table_log_prob(np.zeros((1, 8, 4)), np.zeros((1, 8), dtype=int)).shape == (1,)
+
+
+@pytest.mark.parametrize(("n", "decoders"), [(2, ("assignment", "exact")), (10, ("exact",)), (48, ("assignment",))])
+def test_constrained_samples_are_binary_trees_at_the_edges(n, decoders):
+    """Edge cases of the range: N = 2 (one slot), the exact decoder's limit, and a large N for the assignment."""
+    logits = np.random.default_rng(n).normal(scale=3.0, size=(4, 2 * n - 2, n - 1))
+    for decoder in decoders:
+        for mode in ("sample", "map"):
+            trees = decode_trees(logits, decoder=decoder, mode=mode, seed=0)
+            assert trees.shape == (4, 2 * n - 1)
+            assert all(is_binary_tree(p, n) for p in trees), (decoder, mode)

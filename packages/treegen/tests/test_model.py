@@ -242,3 +242,22 @@ def test_training_lowers_loss_below_a_network_that_copies_theta():
     train(model, jets, TrainConfig(steps=25, batch_size=32, lr=3e-3, seed=0))
     after = fixed_loss()
     assert after < before and after < copy, (before, after, copy)
+
+
+def test_sample_rejects_negative_seed_and_exact_decoder_beyond_limit_before_sampling(monkeypatch):
+    """Review regressions: ``seed=-1`` raised numpy's unnamed "expected non-negative integer"; ``decoder="exact"``
+    above ``EXACT_MAX_LEAVES`` was only rejected after every sampler step had run."""
+    from nips25_treegen.decoding import EXACT_MAX_LEAVES
+
+    n = EXACT_MAX_LEAVES + 1
+    model = TreeGen(TreeGenConfig(n_max=n, d_model=16, n_heads=2, n_layers=1))
+    leaves = simulate(1, n_leaves=(n, n), seed=0)[0].leaves
+
+    def no_steps(*args, **kwargs):
+        raise AssertionError("the sampler ran before the arguments were checked")
+
+    monkeypatch.setattr(model, "_sample_rows", no_steps)
+    with pytest.raises(ValueError, match="seed"):
+        model.sample(leaves[:5], seed=-1)
+    with pytest.raises(ValueError, match="EXACT_MAX_LEAVES"):
+        model.sample(leaves, decoder="exact")

@@ -67,3 +67,28 @@ def test_cli_cluster_bad_index_exits_2(tmp_path):
     with pytest.raises(SystemExit) as err:
         main(["cluster", str(out), "--index", "5"])
     assert err.value.code == 2
+
+
+def test_cli_reproduce_decoder_flag_reaches_reproduce(tmp_path, monkeypatch):
+    """``reproduce --decoder`` passes the decoder to ``reproduce`` (default: the profile's); a bad one exits 2."""
+    import nips25_treegen.cli as cli
+
+    seen = []
+
+    class Stop(Exception):
+        pass
+
+    def fake(**kwargs):
+        seen.append(kwargs["decoder"])
+        raise Stop
+
+    monkeypatch.setattr(cli, "reproduce", fake)
+    for argv, expected in ((["--decoder", "assignment"], "assignment"), ([], None)):
+        with pytest.raises(Stop):
+            main(["reproduce", "--out", str(tmp_path), *argv])
+        assert seen[-1] == expected
+    with pytest.raises(SystemExit) as err:
+        main(["reproduce", "--decoder", "repair", "--out", str(tmp_path)])
+    assert err.value.code == 2
+    with pytest.raises(ValueError, match="decoder"):
+        reproduce(profile="tiny", out_dir=tmp_path, decoder="repair")

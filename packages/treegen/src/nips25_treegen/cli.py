@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -32,6 +33,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="train TreeGen on Ginkgo jets and check the paper's claims")
     add_common_arguments(rep, slug="treegen")
+    rep.add_argument(
+        "--decoder",
+        choices=["auto", "exact", "assignment", "independent"],
+        default=None,
+        help="TreeGen's decoder of the sampled (A, B) rows (default: the profile's, 'auto')",
+    )
     sim = sub.add_parser("simulate", help="simulate Ginkgo jets into an .npz (leaves, parents, t, log_lik)")
     sim.add_argument("--n-jets", type=int, default=100, help="number of jets (default 100)")
     sim.add_argument("--leaves", type=_leaf_range, default=(5, 9), help="leaf count N or LO..HI (default 5..9)")
@@ -118,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "reproduce":
-        run_reproduce(reproduce, args)
+        run_reproduce(functools.partial(reproduce, decoder=args.decoder), args)
         return 0
     configure_logging(0)
     if args.command == "simulate":

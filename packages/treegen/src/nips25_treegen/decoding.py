@@ -40,7 +40,10 @@ _CHUNK_ELEMENTS = 4_000_000  # batch elements x slots x states per DP chunk (abo
 
 
 def _check_logits(logits: Any) -> tuple[np.ndarray, bool]:
-    arr = np.asarray(logits, dtype=np.float64) if not isinstance(logits, np.ndarray) else logits
+    try:
+        arr = np.asarray(logits, dtype=np.float64) if not isinstance(logits, np.ndarray) else logits
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"logits must be a real array, could not convert it to float64 ({err})") from err
     if arr.dtype.kind not in "fiu":
         raise TypeError(f"logits must be a real array, got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
@@ -215,6 +218,10 @@ def decode_rows(logits: Any, *, decoder: str = "exact", mode: str = "sample", se
 def decode_trees(logits: Any, *, decoder: str = "exact", mode: str = "sample", seed: Any = None) -> np.ndarray:
     """Parents arrays ``(B, 2N-1)`` (or ``(2N-1,)``) of :func:`decode_rows`; root last, leaves ``0..N-1``.
 
+    Arguments, decoders and errors are those of :func:`decode_rows`; leaf ``r`` (row ``r < N``) and internal node
+    ``N + i`` (B row ``i``) get parent ``N + x_r``, the root ``2N-2`` gets ``-1``. Constrained decoders always give
+    binary trees (:func:`nips25_treegen.hierarchy.is_binary_tree`); ``"independent"`` may not.
+
     Example:
         >>> import numpy as np
         >>> from nips25_treegen.hierarchy import is_binary_tree
@@ -245,9 +252,10 @@ def table_log_prob(logits: Any, rows: Any) -> np.ndarray:
     x = np.asarray(rows)
     if x.dtype.kind not in "iu":
         raise TypeError(f"rows must be an integer array, got dtype {x.dtype}")
-    x2 = x[None] if x.ndim == 1 else x
-    if x2.shape != arr.shape[:2]:
-        raise ValueError(f"rows must have shape {arr.shape[:2]} to match logits, got {x.shape}")
+    expected = arr.shape[1:2] if single else arr.shape[:2]
+    if x.shape != expected:
+        raise ValueError(f"rows must have shape {expected} to match logits, got {x.shape}")
+    x2 = x[None] if single else x
     if np.any((x2 < 0) | (x2 >= arr.shape[2])):
         raise ValueError(f"rows entries must lie in [0, {arr.shape[2] - 1}]")
     lp = _log_probs(arr)

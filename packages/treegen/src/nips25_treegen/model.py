@@ -346,7 +346,7 @@ class TreeGen(nn.Module):
             leaves: ``(N, 4)`` one jet, or ``(J, N, 4)`` jets of one N.
             n_samples: trees per jet (>= 1).
             n_steps: sampler steps (>= 1).
-            seed: seed of the sampler's torch generator (and numpy generator of the constrained decoders).
+            seed: int >= 0, seed of the sampler's torch generator (and numpy generator of the constrained decoders).
             batch_jets: jets per forward pass (default: all).
             decoder: ``"auto"`` (``"exact"`` for N <= ``EXACT_MAX_LEAVES``, else ``"assignment"``), ``"exact"``,
                 ``"assignment"`` (perturb-and-MAP, approximate) or ``"independent"``.
@@ -373,10 +373,16 @@ class TreeGen(nn.Module):
             raise ValueError(f"decoder must be 'auto' or one of {DECODERS}, got {decoder!r}")
         if not isinstance(constrain_steps, (bool, np.bool_)):
             raise TypeError(f"constrain_steps must be a bool, got {constrain_steps!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         leaf_feat, pair_feat = self._features(arr)
         j, n = leaf_feat.shape[:2]
         if decoder == "auto":
             decoder = "exact" if n <= EXACT_MAX_LEAVES else "assignment"
+        if decoder == "exact" and n > EXACT_MAX_LEAVES:
+            raise ValueError(
+                f"decoder='exact' needs N <= EXACT_MAX_LEAVES={EXACT_MAX_LEAVES}, got N={n}; use 'auto' or 'assignment'"
+            )
         gen = torch.Generator().manual_seed(int(seed))
         rng = np.random.default_rng(int(seed))
         chunk = j if batch_jets is None else int(batch_jets)

@@ -8,7 +8,7 @@ greedy / beam / kT / uniform / stochastic-greedy baselines.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +172,7 @@ def _figure(rows: list[dict[str, Any]], losses: list[float], out_dir: Path) -> s
     return name
 
 
-def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report:
+def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, decoder: str | None = None) -> Report:
     """Train TreeGen on Ginkgo QCD jets and check the paper's claims against the exact trellis and baselines.
 
     Args:
@@ -180,18 +180,19 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             M = 1000; hours on a CPU, meant for a GPU).
         seed: seed of simulation, training and sampling.
         out_dir: where the figure is written.
+        decoder: TreeGen's decoder (``ReproduceConfig.decoder``); ``None`` keeps the profile's (``"auto"``).
 
     Returns:
         The :class:`nips25_shared.Report`.
 
     Raises:
-        ValueError: for an unknown profile.
+        ValueError: for an unknown profile or decoder.
     """
     import torch
 
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
-    cfg = PROFILES[profile]
+    cfg = PROFILES[profile] if decoder is None else replace(PROFILES[profile], decoder=decoder)
     threads = torch.get_num_threads()
     if cfg.torch_threads is not None:
         torch.set_num_threads(cfg.torch_threads)
