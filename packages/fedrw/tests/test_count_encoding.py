@@ -122,3 +122,30 @@ def test_count_encoding_rejects_bad_input():
         answerer_items([b"a"], np.array([1.5]), count_cap=2)
     with pytest.raises(ValueError, match="indices"):
         capped_counts(np.array([6]), 2, count_cap=3)
+
+
+def test_count_encoding_rejects_repeated_items_and_malformed_indices():
+    """Review regressions (silent wrong counts before): a repeated item merged into one PSI set element, so the
+    querier learnt min(c, T) of one copy; float indices were truncated and repeated ones counted past T."""
+    with pytest.raises(ValueError, match="distinct"):
+        answerer_items([b"a", b"a"], np.array([2, 2]), count_cap=5)
+    with pytest.raises(ValueError, match="distinct"):
+        querier_items([b"a", b"a"], count_cap=2)
+    with pytest.raises(TypeError, match="indices"):
+        capped_counts(np.array([0.7, 1.9]), 2, count_cap=3)
+    with pytest.raises(ValueError, match="distinct"):
+        capped_counts(np.array([0, 0, 0, 0]), 2, count_cap=3)
+    with pytest.raises(ValueError, match="n_items"):
+        capped_counts(np.array([0]), -1, count_cap=3)
+    with pytest.raises(TypeError, match="n_items"):
+        capped_counts(np.array([0]), 2.5, count_cap=3)  # type: ignore[arg-type]
+    assert capped_counts(np.array([], dtype=np.int64), 2, count_cap=3).tolist() == [0, 0]
+    assert capped_counts([], 2, count_cap=3).tolist() == [0, 0]
+
+
+def test_simulate_client_processes_start_without_runpy_warning(tmp_path):
+    """Review regression: ``python -m nips25_fedrw.simulate`` warned (RuntimeWarning, runpy) in every client process
+    because the package imports that module; the clients' stderr is now clean."""
+    simulate(_clients()[:2], seed=0, timeout=120, count_cap=2, workdir=tmp_path)
+    for k in range(2):
+        assert "RuntimeWarning" not in (tmp_path / f"stderr_{k}.txt").read_text()

@@ -73,3 +73,9 @@ def test_epoch_budget_visits_every_sample_once_per_epoch_and_fewer_samples_take_
     assert hist_dedup[0]["steps"] == 2 * (1 + 1)
     with pytest.raises(ValueError, match="local_epochs"):
         FedAvgConfig(local_epochs=0)
+
+
+def test_perplexity_rejects_a_bool_batch_size():
+    """Review regression: ``batch_size=True`` passed the int check and evaluated one sample per batch."""
+    with pytest.raises(ValueError, match="batch_size"):
+        perplexity(TinyCausalLM(LMConfig()), ["abc"], batch_size=True)

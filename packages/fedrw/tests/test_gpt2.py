@@ -101,3 +101,25 @@ def test_missing_or_wrong_gpt2_weights_give_clear_errors(tmp_path, monkeypatch, 
 
     with pytest.raises(ValueError, match="no tokens"):
         GPT2LM(_Model(), _EmptyTok(), max_len=4).encode(["some text"])
+
+
+def test_malformed_gpt2_config_and_gpt2_flag_outside_paper_profile_are_user_errors(tmp_path, monkeypatch, capsys):
+    """Review regressions: a config.json that is not JSON raised a bare JSONDecodeError; ``--gpt2`` with a profile
+    that trains the tiny model was validated, then silently ignored (the tiny model trained)."""
+    import nips25_fedrw.reproduce as rep
+    from nips25_fedrw.cli import main
+    from nips25_fedrw.gpt2 import load_gpt2
+
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(ValueError, match="config.json"):
+        load_gpt2(tmp_path)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+
+    def ran(**kwargs):
+        raise AssertionError("reproduce ran with --gpt2 ignored")
+
+    monkeypatch.setattr(rep, "reproduce", ran)
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--profile", "quick", "--gpt2", str(tmp_path), "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    assert "--profile paper" in capsys.readouterr().err.strip().splitlines()[-1]

@@ -142,3 +142,15 @@ def test_simulate_stops_at_once_when_one_client_process_fails(monkeypatch):
     with pytest.raises(RuntimeError, match="client process 1 failed"):
         simulate(_clients()[:3], seed=0, timeout=20)
     assert time.perf_counter() - start < 15
+
+
+def test_empty_or_whitespace_only_samples_are_rejected():
+    """Review regression: ``canonicalize`` maps every whitespace-only text to ``b""``, so such samples silently
+    counted as duplicates of one another (and of ``""``); a client now rejects them, naming the sample."""
+    from nips25_fedrw import canonicalize
+
+    assert canonicalize("   ") == canonicalize("") == b""
+    for bad in (("a", "   "), ("", "a"), ("a", "\n\t")):
+        with pytest.raises(ValueError, match=r"samples\[\d\]"):
+            Client(0, bad)
+    assert Client(0, (" a ", "a")).distinct()[1].tolist() == [2]

@@ -106,7 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nips25_fedrw.gpt2 import GPT2_ENV, gpt2_path
         from nips25_fedrw.reproduce import PROFILES, reproduce
 
-        if args.gpt2 is not None or PROFILES[args.profile].model == "gpt2":
+        if args.gpt2 is not None and PROFILES[args.profile].model != "gpt2":
+            parser.error(
+                f"--gpt2: local GPT-2 is used by --profile paper only; --profile {args.profile} trains the tiny model"
+            )
+        if PROFILES[args.profile].model == "gpt2":
             try:
                 os.environ[GPT2_ENV] = str(gpt2_path(args.gpt2))
             except FileNotFoundError as exc:

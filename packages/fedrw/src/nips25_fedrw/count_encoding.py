@@ -35,6 +35,8 @@ def _check(items: Sequence[bytes]) -> list[bytes]:
     out = list(items)
     if not all(isinstance(x, bytes) for x in out):
         raise TypeError("items must hold bytes (canonical samples)")
+    if len(set(out)) != len(out):  # a PSI works on sets: a repeated item would silently merge its copies' counts
+        raise ValueError("items must be distinct (pass each canonical item once, with its count)")
     return out
 
 
@@ -53,7 +55,7 @@ def querier_items(items: Sequence[bytes], *, count_cap: int) -> list[bytes]:
         ``n * T`` items; entry ``i * T + (t - 1)`` encodes copy ``t`` of ``items[i]``.
 
     Raises:
-        TypeError, ValueError: for non-bytes items or a bad ``count_cap``.
+        TypeError, ValueError: for non-bytes or repeated items or a bad ``count_cap``.
 
     Example:
         >>> [q[:4] for q in querier_items([b"a"], count_cap=2)]
@@ -75,7 +77,8 @@ def answerer_items(items: Sequence[bytes], counts: np.ndarray, *, count_cap: int
         :math:`\sum_x \min(c(x), T)` items.
 
     Raises:
-        TypeError, ValueError: for non-bytes items, counts of the wrong shape or below 1, or a bad ``count_cap``.
+        TypeError, ValueError: for non-bytes or repeated items, counts of the wrong shape or below 1, or a bad
+            ``count_cap``.
 
     Example:
         >>> len(answerer_items([b"a", b"b"], np.array([5, 1]), count_cap=3))
@@ -95,22 +98,32 @@ def capped_counts(indices: np.ndarray, n_items: int, *, count_cap: int) -> np.nd
     r"""Decode a PSI result on :func:`querier_items` into :math:`\hat c(x) = \min(c_{\text{answerer}}(x), T)`.
 
     Args:
-        indices: int indices into the querier's ``n_items * T`` encoded items that the answerer holds.
-        n_items: the querier's number of distinct items ``n``.
+        indices: distinct int indices into the querier's ``n_items * T`` encoded items that the answerer holds.
+        n_items: the querier's number of distinct items ``n >= 0``.
         count_cap: the cap :math:`T`.
 
     Returns:
         int64 ``(n_items,)``, entries in ``[0, T]``.
 
     Raises:
-        ValueError: if an index is out of range.
+        TypeError: if ``indices`` is not an integer array or ``n_items`` not an int.
+        ValueError: if an index is out of range or repeated, or ``n_items < 0``.
 
     Example:
         >>> capped_counts(np.array([0, 1, 4]), 2, count_cap=3).tolist()
         [2, 1]
     """
     cap = check_count_cap(count_cap)
-    idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+    if isinstance(n_items, bool) or not isinstance(n_items, int | np.integer) or n_items < 0:
+        raise (ValueError if isinstance(n_items, int | np.integer) else TypeError)(
+            f"n_items must be an int >= 0, got {n_items!r}"
+        )
+    raw = np.asarray(indices)
+    if raw.size and not np.issubdtype(raw.dtype, np.integer):
+        raise TypeError(f"indices must be an integer array, got dtype {raw.dtype}")
+    idx = raw.astype(np.int64).reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= n_items * cap):
         raise ValueError(f"indices must lie in [0, {n_items * cap})")
+    if np.unique(idx).size != idx.size:
+        raise ValueError("indices must be distinct (a PSI output names each matched item once)")
     return np.bincount(idx // cap, minlength=n_items).astype(np.int64)

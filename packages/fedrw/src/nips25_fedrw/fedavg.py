@@ -204,7 +204,7 @@ def perplexity(model: torch.nn.Module, samples: Sequence[str], *, batch_size: in
         raise TypeError(f"model must be a torch.nn.Module with encode(samples), got {type(model).__name__}")
     if isinstance(samples, str) or len(samples) == 0:
         raise ValueError("samples must be a non-empty sequence of str")
-    if not isinstance(batch_size, int) or batch_size < 1:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
     model.eval()
     x, y, m = model.encode(list(samples))

@@ -118,7 +118,8 @@ def load_gpt2(path: str | os.PathLike[str] | None = None, *, max_len: int = 128)
     Raises:
         FileNotFoundError: if no local GPT-2 directory is given or it lacks ``config.json``.
         ImportError: if ``transformers`` is not installed (``pip install 'nips25-fedrw[gpt2]'``).
-        ValueError: if the directory holds another model type or ``max_len`` is out of range.
+        ValueError: if ``config.json`` is malformed, the directory holds another model type or ``max_len`` is out
+            of range.
 
     References:
         Ye et al., "FedRW", NeurIPS 2025, arXiv:2511.07505 (GPT-2 experiments); EP-MPD's FL code (gpt2-medium).
@@ -133,7 +134,10 @@ def load_gpt2(path: str | os.PathLike[str] | None = None, *, max_len: int = 128)
         raise ImportError("load_gpt2 needs transformers: pip install 'nips25-fedrw[gpt2]'") from exc
     import json
 
-    model_type = json.loads((where / "config.json").read_text()).get("model_type")
+    try:
+        model_type = json.loads((where / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (ValueError, AttributeError) as exc:  # not JSON, or JSON that is not an object
+        raise ValueError(f"GPT-2 path {str(where)!r}: config.json is not a JSON object ({exc})") from exc
     if model_type != "gpt2":
         raise ValueError(f"GPT-2 path {str(where)!r} holds a {model_type!r} model, expected 'gpt2'")
     tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True)

@@ -27,7 +27,8 @@ def canonicalize(text: str, *, form: str = "NFC", collapse_whitespace: bool = Tr
         collapse_whitespace: replace internal whitespace runs by a single space.
 
     Returns:
-        The canonical form as UTF-8 ``bytes``.
+        The canonical form as UTF-8 ``bytes``; ``b""`` for empty or whitespace-only text (which :class:`Client`
+        rejects as a sample: such samples would all count as duplicates of one another).
 
     Raises:
         TypeError: if ``text`` is not a ``str``.
@@ -83,7 +84,13 @@ class Client:
                 raise TypeError(f"samples of client {self.id} must all be str, got {type(s).__name__}")
         object.__setattr__(self, "id", int(self.id))
         object.__setattr__(self, "samples", samples)
-        object.__setattr__(self, "_keys", tuple(canonicalize(s, form=self.form) for s in samples))
+        keys = tuple(canonicalize(s, form=self.form) for s in samples)
+        if b"" in keys:
+            r = keys.index(b"")
+            raise ValueError(
+                f"samples of client {self.id} must not be empty or whitespace only, got samples[{r}]={samples[r]!r}"
+            )
+        object.__setattr__(self, "_keys", keys)
 
     @property
     def keys(self) -> tuple[bytes, ...]:

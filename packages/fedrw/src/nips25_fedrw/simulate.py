@@ -135,7 +135,9 @@ def _simulate(cl: list[Client], timeout: float, seed: int | None, work: Path, ca
     procs = []
     for c in cl:
         err = open(work / f"stderr_{c.id}.txt", "wb")  # noqa: SIM115 - closed after the process ends
-        cmd = [sys.executable, "-m", "nips25_fedrw.simulate", "--client", str(c.id), "--workdir", str(work)]
+        # -c, not -m nips25_fedrw.simulate: the package imports this module, so runpy would warn that it is
+        # already in sys.modules when it runs it as __main__
+        cmd = [sys.executable, "-c", _CLIENT_ENTRY, "--client", str(c.id), "--workdir", str(work)]
         procs.append((subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env), err))
     failed: list[int] = []
     try:
@@ -281,6 +283,9 @@ def _write(work: Path, me: int, freq: np.ndarray, phases: dict[str, float], log:
     np.savez(work / f"result_{me}.npz", freq=freq)
     (work / f"phases_{me}.json").write_text(json.dumps(phases))
     (work / f"received_{me}.bin").write_bytes(b"".join(log))
+
+
+_CLIENT_ENTRY = "import sys; from nips25_fedrw.simulate import _main; raise SystemExit(_main(sys.argv[1:]))"
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
