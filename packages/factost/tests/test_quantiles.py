@@ -51,10 +51,12 @@ def test_quantile_head_median_is_the_point_forecast_and_affine_equivariant():
     assert bb.config.quantiles == V2_QUANTILES and bb.config.median_index == 5
     x = torch.randn(6, 12, dtype=torch.float64)
     dom = torch.zeros(6, dtype=torch.long)
-    q = bb.forecast_quantiles(x, dom, 7)
+    q = bb.forecast_quantiles(x, dom, 7, rearrange=False)
     assert q.shape == (6, 7, 11)
     torch.testing.assert_close(bb(x, dom, 7), q[..., 5])
-    torch.testing.assert_close(bb.forecast_quantiles(3 * x - 2, dom, 7), 3 * q - 2, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(
+        bb.forecast_quantiles(3 * x - 2, dom, 7, rearrange=False), 3 * q - 2, rtol=1e-4, atol=1e-4
+    )
 
 
 def test_checkpoint_without_quantiles_loads_as_point_head():
@@ -113,7 +115,7 @@ def test_factost_quantile_forecasts_have_the_median_as_point_forecast(backbone, 
 
     model = FactoST(backbone, adapter, freeze_backbone=True).fit(panel, config=FitConfig(steps=2, batch_size=4))
     w = make_windows(panel, context=12, horizon=12)
-    q = model.predict_quantiles(w.x[:5], w.calendar[:5], batch_size=2)
+    q = model.predict_quantiles(w.x[:5], w.calendar[:5], batch_size=2, rearrange=False)
     assert q.shape == (5, 12, 4, len(backbone.config.quantiles))
     median = model.predict(w.x[:5], w.calendar[:5], batch_size=2)
     np.testing.assert_allclose(q[..., backbone.config.median_index], median, rtol=1e-6)

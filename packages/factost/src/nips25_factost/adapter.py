@@ -111,6 +111,7 @@ class STAdapter(nn.Module):
         n_prompt_tokens: prompt length (the backbone's ``n_prompt_tokens``).
         coords: optional ``(N, 2)`` node coordinates, standardised and passed through an MLP into the node embedding.
         refinement: add v2's cyclic prototype refinement (CPR) of the tokens (default off).
+            Raises TypeError if not a bool.
         refinement_heads: attention heads of CPR (must divide ``d_model``; 4 as upstream, clipped to a divisor).
         prompt: ``"hda"`` (mix of source prompts + alignment penalty, default) or ``"dspa"`` (v2's fresh low-rank
             target prompt, no alignment penalty).
@@ -149,6 +150,8 @@ class STAdapter(nn.Module):
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
         if n_nodes < 2:
             raise ValueError(f"n_nodes must be >= 2, got {n_nodes}")
+        if not isinstance(refinement, bool):
+            raise TypeError(f"refinement must be a bool, got {refinement!r}")
         if prompt not in ("hda", "dspa"):
             raise ValueError(f"prompt must be 'hda' or 'dspa', got {prompt!r}")
         if isinstance(refinement_heads, bool) or not isinstance(refinement_heads, int) or refinement_heads < 1:

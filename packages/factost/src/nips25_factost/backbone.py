@@ -258,18 +258,33 @@ class TemporalBackbone(nn.Module):
         The point forecast is the median quantile. ``prompt`` ``(B, n_tok, d)`` overrides the domain prompt (e.g. a
         target prompt from the adapter).
         """
-        return self.forecast_quantiles(x, domain, horizon, freq=freq, prompt=prompt)[..., self.config.median_index]
+        q = self.forecast_quantiles(x, domain, horizon, freq=freq, prompt=prompt, rearrange=False)
+        return q[..., self.config.median_index]
 
     def forecast_quantiles(
-        self, x: torch.Tensor, domain: torch.Tensor, horizon: int, *, freq: int = 0, prompt: torch.Tensor | None = None
+        self,
+        x: torch.Tensor,
+        domain: torch.Tensor,
+        horizon: int,
+        *,
+        freq: int = 0,
+        prompt: torch.Tensor | None = None,
+        rearrange: bool = True,
     ) -> torch.Tensor:
-        """Zero-shot quantile forecasts ``(B, H, Q)`` (levels ``config.quantiles``), de-normalised like ``forward``."""
+        """Zero-shot quantile forecasts ``(B, H, Q)`` (levels ``config.quantiles``), de-normalised like ``forward``.
+
+        The head's levels are separate linear outputs and can cross. ``rearrange=True`` (default) sorts them per
+        step (monotone rearrangement, Chernozhukov, Fernandez-Val & Galichon 2010), so level ``j`` never exceeds
+        level ``j + 1``; where they crossed, the rearranged median can differ from ``forward`` (the raw median).
+        ``rearrange=False`` returns the raw head outputs.
+        """
         _check_series(x)
         tokens, mean, std = self.prepare(x)
         seq = self.assemble(tokens, horizon, freq)
         pr = self.prompt(domain) if prompt is None else prompt
         out = self.encode(seq, pr)
-        return self.decode_quantiles(out, tokens.shape[1], horizon) * std[..., None] + mean[..., None]
+        q = self.decode_quantiles(out, tokens.shape[1], horizon) * std[..., None] + mean[..., None]
+        return q.sort(dim=-1).values if rearrange else q
 
     def config_dict(self) -> dict:
         """The configuration as a plain dict (for checkpoints)."""

@@ -107,16 +107,22 @@ class FactoST(PanelForecaster):
         return quantiles[..., self.backbone.config.median_index]
 
     @torch.no_grad()
-    def predict_quantiles(self, x: object, calendar: object, *, batch_size: int = 256) -> np.ndarray:
+    def predict_quantiles(
+        self, x: object, calendar: object, *, batch_size: int = 256, rearrange: bool = True
+    ) -> np.ndarray:
         """Quantile forecasts ``(B, H, N, Q)`` (levels ``backbone.config.quantiles``; float64 numpy).
 
         The few-shot fit trains the median (MAE); in frozen mode the other levels come from the pretrained head
-        through the adapted tokens, with no quantile training on the target (no calibration guarantee).
+        through the adapted tokens, with no quantile training on the target (no calibration guarantee). The levels
+        are separate outputs and can cross: ``rearrange=True`` (default) sorts them per step and node (monotone
+        rearrangement), so where they crossed the returned median can differ from :meth:`predict` (the raw median,
+        which ``rearrange=False`` returns at ``backbone.config.median_index``).
 
         Raises:
             TypeError, ValueError: as :meth:`~nips25_factost.training.PanelForecaster.predict`.
         """
-        return self._predict_batches(x, calendar, batch_size=batch_size, forward=lambda a, c: self._forward(a, c)[0])
+        out = self._predict_batches(x, calendar, batch_size=batch_size, forward=lambda a, c: self._forward(a, c)[0])
+        return np.sort(out, axis=-1) if rearrange else out
 
     def on_fit_start(self, panel: STPanel, config: FitConfig) -> None:
         """Remember the fit configuration (replay batch size, weights)."""

@@ -58,7 +58,8 @@ def pinball_loss(
         0-d tensor (0 when nothing is observed).
 
     Raises:
-        ValueError: on mismatched shapes or levels out of ``(0, 1)``.
+        ValueError: on mismatched shapes, no levels or levels out of ``(0, 1)``, or an inf in ``target``.
+        TypeError: if ``mask`` is not a boolean tensor.
 
     References:
         Koenker & Bassett (1978); FactoST-v2's quantile head (arXiv 2601.12083).
@@ -70,10 +71,14 @@ def pinball_loss(
     if pred.ndim < 1 or pred.shape[:-1] != target.shape or pred.shape[-1] != len(quantiles):
         raise ValueError(f"pred must be target.shape + (Q={len(quantiles)},), got {tuple(pred.shape)} and "
                          f"{tuple(target.shape)}")  # fmt: skip
-    if any(not 0.0 < float(q) < 1.0 for q in quantiles):
-        raise ValueError(f"quantiles must lie in (0, 1), got {tuple(quantiles)}")
+    if not len(quantiles) or any(not 0.0 < float(q) < 1.0 for q in quantiles):
+        raise ValueError(f"quantiles must be a non-empty sequence of levels in (0, 1), got {tuple(quantiles)}")
+    if torch.isinf(target).any():
+        raise ValueError("target must not contain inf (NaN marks a missing value)")
     observed = ~torch.isnan(target)
     if mask is not None:
+        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a boolean tensor, got {getattr(mask, 'dtype', type(mask).__name__)}")
         if mask.shape != target.shape:
             raise ValueError(f"mask must have the target's shape {tuple(target.shape)}, got {tuple(mask.shape)}")
         observed = observed & mask

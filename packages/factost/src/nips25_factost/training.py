@@ -252,8 +252,8 @@ class PanelForecaster(nn.Module):
             raise ValueError("x must not contain inf (NaN marks a missing value)")
         if cal.shape[0] != xt.shape[0] or cal.shape[1] <= xt.shape[1]:
             raise ValueError(f"calendar must be (B={xt.shape[0]}, L + H > {xt.shape[1]}, C), got {tuple(cal.shape)}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
         was_training = self.training
         self.eval()
         device = next((p.device for p in self.parameters()), torch.device("cpu"))  # fit may have left it on a GPU
