@@ -64,3 +64,13 @@ def test_cli_keeps_the_destination_when_the_converted_graph_does_not_load(tmp_pa
     assert exc.value.code == 2
     assert dst.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["het.npz", "keep.npz"]
+
+
+def test_cli_destination_under_a_file_is_a_one_line_error(tmp_path, capsys) -> None:
+    """DST whose parent is a file: exit 2 with one line (the clean-up of the temporary file raised a traceback)."""
+    save_graph_file(tmp_path / "g.npz", edge_index=EDGES, x=X, y=Y)
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(SystemExit) as exc:
+        main(["convert", str(tmp_path / "g.npz"), str(tmp_path / "afile" / "out.npz")])
+    assert exc.value.code == 2
+    assert "afile" in capsys.readouterr().err.strip().splitlines()[-1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 from collections.abc import Sequence
@@ -92,7 +93,8 @@ def _convert(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         task = load_graph_file(tmp, name=path.stem, max_features=None)
         os.replace(tmp, path)
     except (ValueError, FileNotFoundError, OSError) as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # DST's directory may not exist or be a file
+            tmp.unlink(missing_ok=True)
         parser.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     print(json.dumps({"file": str(path), "nodes": task.num_nodes, "features": task.num_features,
                       "classes": task.num_classes, "train_nodes": int(task.train_mask.sum())}))  # fmt: skip
