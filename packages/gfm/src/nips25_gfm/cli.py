@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 from collections.abc import Sequence
@@ -81,10 +82,19 @@ def _reproduce(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int
 def _convert(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nips25_gfm.datasets import convert_graph_file, load_graph_file
 
+    # Convert to a temporary file beside DST and check that it loads before renaming it over DST, so that a
+    # failed conversion never replaces or leaves a file.
+    path = args.dst if args.dst.suffix == ".npz" else args.dst.with_name(args.dst.name + ".npz")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.convert.npz")
     try:
-        path = convert_graph_file(args.src, args.dst, layout=args.layout)
-        task = load_graph_file(path, max_features=None)
+        if path.is_dir():
+            raise ValueError(f"dst: {path} is a directory; expected a file path")
+        convert_graph_file(args.src, tmp, layout=args.layout)
+        task = load_graph_file(tmp, name=path.stem, max_features=None)
+        os.replace(tmp, path)
     except (ValueError, FileNotFoundError, OSError) as exc:
+        with contextlib.suppress(OSError):  # DST's directory may not exist or be a file
+            tmp.unlink(missing_ok=True)
         parser.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     print(json.dumps({"file": str(path), "nodes": task.num_nodes, "features": task.num_features,
                       "classes": task.num_classes, "train_nodes": int(task.train_mask.sum())}))  # fmt: skip

@@ -18,6 +18,8 @@ them from a user's local directory of ``<name>.npz`` files (format in :func:`loa
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from pathlib import Path
@@ -268,7 +270,8 @@ def save_graph_file(
     """Write one graph as a ``.npz`` file that :func:`load_graph_file` reads (compressed; the inverse of it).
 
     Args:
-        path: output file (``.npz`` is appended by numpy when missing; parent directories are created).
+        path: output file (``.npz`` is appended when missing; parent directories are created). The write is
+            atomic (a temporary file in the same directory, renamed over ``path``).
         edge_index: integers ``[2, E]``, node ids in ``[0, N)``.
         x: features ``[N, F]``, finite.
         y: labels ``[N]``.
@@ -278,7 +281,9 @@ def save_graph_file(
         The path written.
 
     Raises:
-        ValueError: a missing or wrongly shaped array, non-finite ``x``, edge ids out of range.
+        ValueError: a missing or wrongly shaped array, non-finite ``x``, edge ids out of range, ``path`` a
+            directory.
+        OSError: the destination cannot be written.
 
     Example:
         >>> import numpy as np, tempfile, pathlib
@@ -295,12 +300,22 @@ def save_graph_file(
     if not np.issubdtype(arrays["x"].dtype, np.number) or not np.isfinite(arrays["x"]).all():
         raise ValueError("x: expected finite numbers")
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"path: {path} is a directory; expected a file path")
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
     if path.is_dir():
         raise ValueError(f"path: {path} is a directory; expected a file path")
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, **arrays)
+    # Atomic: write a temporary file in the same directory, then rename it over the destination.
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp.npz", dir=path.parent)
+    os.close(fd)
+    try:
+        np.savez_compressed(tmp_name, **arrays)
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -352,5 +367,9 @@ def convert_graph_file(src: str | Path, dst: str | Path, *, layout: str = "auto"
             if f"{key}s" in arrays:
                 out[key] = arrays[f"{key}s"].T
         arrays = out
+    else:
+        missing = [k for k in ("edge_index", "x", "y") if k not in arrays]
+        if missing:
+            raise ValueError(f"src: {src} lacks the native-layout array(s) {missing} (arrays: {sorted(arrays)})")
     masks = {k: arrays.get(k) for k in _MASKS}
     return save_graph_file(dst, edge_index=arrays["edge_index"], x=arrays["x"], y=arrays["y"], **masks)
