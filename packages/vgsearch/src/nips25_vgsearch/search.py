@@ -437,26 +437,33 @@ def vg_search(
                 s.iterations = rnd + max(1, math.ceil((config.max_steps - s.depth) / s.g))
             s.g_schedule.append(s.g)
             s.depth += 1 if s.g is None else s.g
-        _extend(generator, verifier, live, config)
+        ended = _extend(generator, live)
         for s in live:
             if not s.active:
                 s.done = True
             else:
                 _refill(s, config)
-        for to_eos in (False, True):
-            group = [s for s in live if not s.done and (rnd == s.iterations - 1) == to_eos]
-            pairs = [(s, b) for s in group for b in s.active]
-            _generate(generator, pairs, to_eos=to_eos)
-            _verify(verifier, pairs)
-            for s in group:
-                _select(s, config)
+        groups = [[s for s in live if not s.done and (rnd == s.iterations - 1) == to_eos] for to_eos in (False, True)]
+        pairs = []
+        for to_eos, group in zip((False, True), groups):
+            grown = [(s, b) for s in group for b in s.active]
+            _generate(generator, grown, to_eos=to_eos)
+            pairs += grown
+        _verify(verifier, ended + pairs)  # one verifier call per round: ended paths, branched beams, both groups
+        for s in groups[0] + groups[1]:
+            _select(s, config)
         rnd += 1
     return [_result(s, config, flops_model) for s in states]
 
 
-def _extend(generator: Generator, verifier: Verifier, states: list[_State], config: SearchConfig) -> None:
-    """The unverified ``g - 1`` steps of every survivor; a path that ends is verified and completed at once."""
+def _extend(generator: Generator, states: list[_State]) -> list[tuple[_State, _Beam]]:
+    """The unverified ``g - 1`` steps of every survivor; a path that ends is completed at once.
+
+    Returns the ended paths: the caller verifies them in the round's one verifier call (their scores are read only
+    when the answer is chosen, so verifying them later changes nothing but the number of verifier calls).
+    """
     ticks = max((1 if s.g is None else s.g - 1) for s in states)
+    ended_all: list[tuple[_State, _Beam]] = []
     for t in range(ticks):
         for to_eos in (False, True):
             if to_eos:
@@ -466,11 +473,12 @@ def _extend(generator: Generator, verifier: Verifier, states: list[_State], conf
             pairs = [(s, b) for s in group for b in s.active]
             _generate(generator, pairs, to_eos=to_eos)
             ended = [(s, b) for s, b in pairs if b.finished]
-            _verify(verifier, ended)
+            ended_all += ended
             for s, b in ended:
                 s.completed.append(b)
             for s in group:
                 s.active = [b for b in s.active if not b.finished]
+    return ended_all
 
 
 def beam_search(
