@@ -355,11 +355,12 @@ def vg_search(
     r"""Variable-granularity verifier-guided search (VG-Search, Chen et al. 2025, Sec. 3, Fig. 2).
 
     Round 0 samples :math:`n` first steps and verifies them. Each later round (1) **extends** each of the
-    :math:`B_1 = n/B_2` survivors by :math:`g-1` unverified steps (paths that end are verified and completed at the
-    step where they end), (2) **branches** the survivors back to :math:`n` beams, each sampling one step (the last
-    round samples to the end of the answer), and (3) **verifies and selects** the top :math:`B_1` unfinished
-    beams by aggregated PRM score. The search stops when :math:`n` paths are complete or none is active; the
-    answer is the completion with the highest score. Depth after :math:`I` rounds: :math:`1 + (I-1) g`.
+    :math:`B_1 = n/B_2` survivors by :math:`g-1` unverified steps (paths that end are completed at the step where
+    they end and verified in the round's one verifier call), (2) **branches** the survivors back to :math:`n`
+    beams, each sampling one step (the last round samples to the end of the answer), and (3) **verifies and
+    selects** the top :math:`B_1` unfinished beams by aggregated PRM score. The search stops when :math:`n` paths
+    are complete or none is active; the answer is the completion with the highest score. Depth after :math:`I`
+    rounds: :math:`1 + (I-1) g`.
 
     Every problem keeps its own beams and ledger; generator and verifier calls are batched across problems, and a
     path's randomness depends only on ``(seed, problem, lineage)``, so results do not depend on the batch.
