@@ -10,6 +10,7 @@ from nips25_vgsearch import (
     STOP,
     FlopsModel,
     SearchConfig,
+    Step,
     StepChainTask,
     beam_search,
     best_of_n,
@@ -183,3 +184,44 @@ def test_bad_inputs_are_rejected(scripted, letters):
         best_of_n("p", gen, ShortVerifier())
     with pytest.raises(ValueError, match="g must be"):
         vg_search("p", gen, ver, n=4, beam_width=2, g=lambda s: 0)
+
+
+def test_one_verifier_call_per_round_hand_count(scripted, letters):
+    """Paths that end inside the extension are verified in the round's one verifier call, not in a call of their own.
+
+    Problems p and q, n=4, B2=2 (B1=2), g=2, I=3; q's paths end at their 2nd step. Round 0: one generator and one
+    verifier call for both. Round 1: one extension call (q's two survivors end there), one branch call (p's four
+    beams), ONE verifier call for q's two ended paths and p's four beams (before: two). Round 2 (to the end, p only):
+    one extension call, one branch call, one verifier call. Hand count: 5 generator calls, 3 verifier calls.
+    """
+
+    class EndsEarly(scripted):
+        def step(self, requests, *, to_eos=False):
+            out = super().step(requests, to_eos=to_eos)
+            return [
+                Step(s.text.removesuffix(STOP), s.n_tokens, 1, True) if r.problem == "q" and r.depth + 1 >= 2 else s
+                for r, s in zip(requests, out)
+            ]
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.calls, self.n_params = inner, [], inner.n_params
+
+        def score(self, problems, prefixes):
+            self.calls.append(len(prefixes))
+            return self.inner.score(problems, prefixes)
+
+    gen, ver = EndsEarly(), Counting(letters())
+    calls = []
+    step = gen.step
+    gen.step = lambda requests, to_eos=False: calls.append(len(requests)) or step(requests, to_eos=to_eos)
+    res = vg_search(["p", "q"], gen, ver, n=4, beam_width=2, g=2, num_iterations=3, filter_duplicates=False)
+    assert calls == [8, 4, 4, 2, 4]
+    assert ver.calls == [8, 2 + 4, 4]
+    p, q = res
+    assert len(q.completions) == 2 and all(c.count(STOP) == 1 for c in q.completions)
+    assert q.scores == sorted(q.scores, reverse=True) and all(math.isfinite(s) for s in q.scores)
+    assert q.ledger.verifier_calls == 4 + 2 and p.ledger.verifier_calls == 4 + 4 + 4
+    # the ended paths' scores are those of a verifier call of their own (the old schedule)
+    alone = [letters().score(["q"], [c])[0][-1] for c in q.completions]
+    assert q.scores == alone

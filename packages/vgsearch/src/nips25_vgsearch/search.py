@@ -355,11 +355,12 @@ def vg_search(
     r"""Variable-granularity verifier-guided search (VG-Search, Chen et al. 2025, Sec. 3, Fig. 2).
 
     Round 0 samples :math:`n` first steps and verifies them. Each later round (1) **extends** each of the
-    :math:`B_1 = n/B_2` survivors by :math:`g-1` unverified steps (paths that end are verified and completed at the
-    step where they end), (2) **branches** the survivors back to :math:`n` beams, each sampling one step (the last
-    round samples to the end of the answer), and (3) **verifies and selects** the top :math:`B_1` unfinished
-    beams by aggregated PRM score. The search stops when :math:`n` paths are complete or none is active; the
-    answer is the completion with the highest score. Depth after :math:`I` rounds: :math:`1 + (I-1) g`.
+    :math:`B_1 = n/B_2` survivors by :math:`g-1` unverified steps (paths that end are completed at the step where
+    they end and verified in the round's one verifier call), (2) **branches** the survivors back to :math:`n`
+    beams, each sampling one step (the last round samples to the end of the answer), and (3) **verifies and
+    selects** the top :math:`B_1` unfinished beams by aggregated PRM score. The search stops when :math:`n` paths
+    are complete or none is active; the answer is the completion with the highest score. Depth after :math:`I`
+    rounds: :math:`1 + (I-1) g`.
 
     Every problem keeps its own beams and ledger; generator and verifier calls are batched across problems, and a
     path's randomness depends only on ``(seed, problem, lineage)``, so results do not depend on the batch.
@@ -437,26 +438,33 @@ def vg_search(
                 s.iterations = rnd + max(1, math.ceil((config.max_steps - s.depth) / s.g))
             s.g_schedule.append(s.g)
             s.depth += 1 if s.g is None else s.g
-        _extend(generator, verifier, live, config)
+        ended = _extend(generator, live)
         for s in live:
             if not s.active:
                 s.done = True
             else:
                 _refill(s, config)
-        for to_eos in (False, True):
-            group = [s for s in live if not s.done and (rnd == s.iterations - 1) == to_eos]
-            pairs = [(s, b) for s in group for b in s.active]
-            _generate(generator, pairs, to_eos=to_eos)
-            _verify(verifier, pairs)
-            for s in group:
-                _select(s, config)
+        groups = [[s for s in live if not s.done and (rnd == s.iterations - 1) == to_eos] for to_eos in (False, True)]
+        pairs = []
+        for to_eos, group in zip((False, True), groups):
+            grown = [(s, b) for s in group for b in s.active]
+            _generate(generator, grown, to_eos=to_eos)
+            pairs += grown
+        _verify(verifier, ended + pairs)  # one verifier call per round: ended paths, branched beams, both groups
+        for s in groups[0] + groups[1]:
+            _select(s, config)
         rnd += 1
     return [_result(s, config, flops_model) for s in states]
 
 
-def _extend(generator: Generator, verifier: Verifier, states: list[_State], config: SearchConfig) -> None:
-    """The unverified ``g - 1`` steps of every survivor; a path that ends is verified and completed at once."""
+def _extend(generator: Generator, states: list[_State]) -> list[tuple[_State, _Beam]]:
+    """The unverified ``g - 1`` steps of every survivor; a path that ends is completed at once.
+
+    Returns the ended paths: the caller verifies them in the round's one verifier call (their scores are read only
+    when the answer is chosen, so verifying them later changes nothing but the number of verifier calls).
+    """
     ticks = max((1 if s.g is None else s.g - 1) for s in states)
+    ended_all: list[tuple[_State, _Beam]] = []
     for t in range(ticks):
         for to_eos in (False, True):
             if to_eos:
@@ -466,11 +474,12 @@ def _extend(generator: Generator, verifier: Verifier, states: list[_State], conf
             pairs = [(s, b) for s in group for b in s.active]
             _generate(generator, pairs, to_eos=to_eos)
             ended = [(s, b) for s, b in pairs if b.finished]
-            _verify(verifier, ended)
+            ended_all += ended
             for s, b in ended:
                 s.completed.append(b)
             for s in group:
                 s.active = [b for b in s.active if not b.finished]
+    return ended_all
 
 
 def beam_search(
