@@ -79,3 +79,8 @@ def test_perplexity_rejects_a_bool_batch_size():
     """Review regression: ``batch_size=True`` passed the int check and evaluated one sample per batch."""
     with pytest.raises(ValueError, match="batch_size"):
         perplexity(TinyCausalLM(LMConfig()), ["abc"], batch_size=True)
+
+
+def test_model_and_model_config_together_are_rejected():
+    with pytest.raises(ValueError, match="model_config"):
+        fedavg_train(DATA, config=CFG, model_config=SMALL, model=TinyCausalLM(SMALL))

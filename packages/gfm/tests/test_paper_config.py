@@ -4,6 +4,7 @@ no PCA where the official code has none, n_hops -1; thread setting restored."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from nips25_gfm import TSGNN, FitConfig, load_graph_dir
 from nips25_gfm.reproduce import PAPER_PCA, PROFILES, SCHEDULE, _threads
@@ -46,3 +47,11 @@ def test_thread_setting_is_restored() -> None:
     assert torch.get_num_threads() == before
     with _threads(None):
         assert torch.get_num_threads() == before
+
+
+def test_load_graph_dir_rejects_a_malformed_pca_argument(tmp_path):
+    with pytest.raises(TypeError, match="pca"):
+        load_graph_dir(tmp_path, ["cora"], pca=[("cora", 4)])  # type: ignore[arg-type]
+    for bad in (0, -2, 2.5, True, "8"):
+        with pytest.raises(ValueError, match="pca"):
+            load_graph_dir(tmp_path, ["cora"], pca={"cora": bad})  # type: ignore[dict-item]

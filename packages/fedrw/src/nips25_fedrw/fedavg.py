@@ -109,7 +109,8 @@ def fedavg_train(
         client_samples: ``K >= 1`` non-empty lists of text samples.
         weights: per-client float arrays ``(len(client_samples[k]),)``, finite and ``> 0``; ``None`` means all 1.
         config: :class:`FedAvgConfig` (default: its defaults).
-        model_config: :class:`LMConfig` of the :class:`TinyCausalLM` built when ``model`` is ``None``.
+        model_config: :class:`LMConfig` of the :class:`TinyCausalLM` built when ``model`` is ``None``; giving both
+            ``model`` and ``model_config`` is an error (the configuration would be ignored).
         seed: seeds the model initialisation and the mini-batch draws.
         model: the initial global model, a :class:`CausalLM` ``torch.nn.Module`` (e.g.
             :func:`nips25_fedrw.gpt2.load_gpt2`'s); ``None`` (default) builds a fresh :class:`TinyCausalLM`. It is
@@ -120,7 +121,7 @@ def fedavg_train(
         all clients in the round}``. Each batch is cut to its longest sample (no effect on a causal LM's outputs).
 
     Raises:
-        ValueError: for no clients, an empty client, or malformed weights.
+        ValueError: for no clients, an empty client, malformed weights, or both ``model`` and ``model_config``.
 
     References:
         McMahan et al., "Communication-Efficient Learning of Deep Networks from Decentralized Data", AISTATS 2017;
@@ -139,6 +140,8 @@ def fedavg_train(
         raise TypeError(f"config must be a FedAvgConfig, got {type(cfg).__name__}")
     if model is not None and not (isinstance(model, torch.nn.Module) and isinstance(model, CausalLM)):
         raise TypeError(f"model must be a torch.nn.Module with encode(samples), got {type(model).__name__}")
+    if model is not None and model_config is not None:
+        raise ValueError("model_config: give it only when model is None (a given model is trained as it is)")
     ws = _check_weights(weights, [len(s) for s in client_samples])
     seed_everything(seed)
     if model is None:

@@ -204,8 +204,14 @@ def load_graph_dir(
 
     Raises:
         FileNotFoundError: ``directory`` is not a directory, or some ``<name>.npz`` is missing (all are named).
-        ValueError: empty ``names`` or a bad file.
+        ValueError: empty ``names``, a bad file, or a ``pca`` cap that is not a positive integer.
+        TypeError: ``pca`` is not a mapping from graph name to int.
     """
+    if pca is not None and not isinstance(pca, Mapping):
+        raise TypeError(f"pca: expected a mapping from graph name to a PCA cap, got {type(pca).__name__}")
+    for key, cap in (pca or {}).items():
+        if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1:
+            raise ValueError(f"pca: the cap of {key!r} must be an integer >= 1, got {cap!r}")
     root = Path(directory)
     if not root.is_dir():
         raise FileNotFoundError(f"directory: {root} is not a directory of <name>.npz graph files")
