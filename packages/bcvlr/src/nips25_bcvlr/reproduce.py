@@ -103,6 +103,17 @@ _TINY_STEPS: dict[str, Any] = {
     "finetune_batch": 16,
 }
 _TINY_BASELINE = BaselineConfig(bc_steps=2, idm_steps=2, n_iters=2, batch_size=16)
+# the baselines at the paper's scale (the continuous profile widens the encoder to 32 channels)
+_PAPER_BASELINE = BaselineConfig(
+    encoder_channels=16,
+    head_channels=(16, 32, 32),
+    head_hidden=256,
+    bc_steps=5000,
+    idm_steps=2000,
+    n_iters=5,
+    batch_size=128,
+    lr=3e-4,
+)
 PROFILES: dict[str, Profile] = {
     # ~2-3 minutes on 2 loaded CPU cores.
     "quick": Profile(
@@ -161,16 +172,7 @@ PROFILES: dict[str, Profile] = {
         n_seeds=3,
         eval_episodes=100,
         agent=BCVLRConfig.preset("procgen"),
-        baseline=BaselineConfig(
-            encoder_channels=16,
-            head_channels=(16, 32, 32),
-            head_hidden=256,
-            bc_steps=5000,
-            idm_steps=2000,
-            n_iters=5,
-            batch_size=128,
-            lr=3e-4,
-        ),
+        baseline=_PAPER_BASELINE,
         ppo_envs=16,
         ppo_n_steps=256,
         torch_threads=0,
@@ -184,16 +186,7 @@ PROFILES: dict[str, Profile] = {
             n_seeds=3,
             eval_episodes=10,
             agent=BCVLRConfig.preset("dmc"),
-            baseline=BaselineConfig(
-                encoder_channels=32,
-                head_channels=(16, 32, 32),
-                head_hidden=256,
-                bc_steps=5000,
-                idm_steps=2000,
-                n_iters=5,
-                batch_size=128,
-                lr=3e-4,
-            ),
+            baseline=dataclasses.replace(_PAPER_BASELINE, encoder_channels=32),
         ),
     ),
 }
