@@ -212,3 +212,18 @@ def test_kept_caches_expire_after_cache_calls(tiny):
     assert gen._decoder is not None and gen._decoder.cached_texts > 0
     gen.clear_cache()
     assert gen._decoder.cached_texts == 0
+
+
+def test_last_call_stats_reports_the_last_step_call(tiny):
+    """``HFGenerator.last_call_stats`` is a copy of what the last call read and ran; the ``generate`` loop has none."""
+    tok, lm, _ = tiny
+    gen = HFGenerator(lm, tok, max_step_tokens=5, do_sample=False)
+    assert gen.last_call_stats == {}
+    reqs = [StepRequest("1+1", "", 0, 7), StepRequest("1+1", "", 0, 8), StepRequest("2+2", "", 0, 9)]
+    steps = gen.step(reqs)
+    stats = gen.last_call_stats
+    assert stats["rows"] == 3 and stats["unique"] == 2 and stats["cached_tokens"] == 0
+    assert max(s.n_tokens for s in steps) <= stats["forwards"] <= 5  # the longest row, at most the limit
+    stats["rows"] = -1
+    assert gen.last_call_stats["rows"] == 3  # a copy
+    assert HFGenerator(lm, tok, decoder="generate").last_call_stats == {}

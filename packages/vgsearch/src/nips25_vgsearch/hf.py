@@ -129,6 +129,16 @@ class HFGenerator:
         if self._decoder is not None:
             self._decoder.clear()
 
+    @property
+    def last_call_stats(self) -> dict[str, int]:
+        """What the last :meth:`step` call read and ran (``decoder="cached"``; empty for ``"generate"``).
+
+        Keys: ``rows`` (requests), ``unique`` (distinct texts), ``cached_tokens`` (tokens whose KV cache was reused),
+        ``prefill_tokens`` (tokens read in the first forward pass), ``forwards`` (forward passes of the model, the
+        first one included). A copy: changing it changes nothing.
+        """
+        return dict(self._decoder.last_stats) if self._decoder is not None else {}
+
     @torch.no_grad()
     def step(self, requests: Sequence[StepRequest], *, to_eos: bool = False) -> list[Step]:
         """One step (or the rest of the answer) per request."""
