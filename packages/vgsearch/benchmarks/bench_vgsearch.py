@@ -97,7 +97,7 @@ class Recorder:
 
     def step(self, requests, *, to_eos: bool = False):
         steps = self.gen.step(requests, to_eos=to_eos)
-        texts = [self.gen.prompt_template.format(problem=r.problem) + r.prefix for r in requests]
+        texts = [self.gen.prompt(r.problem) + r.prefix for r in requests]
         self.calls.append((texts, self.gen.last_call_stats["forwards"]))
         return steps
 

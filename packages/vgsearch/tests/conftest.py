@@ -79,6 +79,12 @@ def char_tokenizer():
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
 
 
+@pytest.fixture
+def fresh_tokenizer():
+    """A new character tokenizer (for tests that change it, e.g. set a chat template)."""
+    return char_tokenizer()
+
+
 def llama_config(vocab: int, **extra):
     from transformers import LlamaConfig
 

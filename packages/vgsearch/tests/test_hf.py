@@ -183,3 +183,41 @@ def test_gguf_file_loads_the_same_model(tiny, tmp_path):
     torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
     reqs = [StepRequest("3+4", "", 0, 1), StepRequest("5-1", "a\n\n", 1, 2)]
     assert gen.step(reqs) == HFGenerator(lm, tok, do_sample=False, max_step_tokens=8).step(reqs)
+
+
+def test_chat_template_prompt_equals_the_rendered_template(tiny, fresh_tokenizer):
+    """``chat_template=True`` renders system + user messages up to the assistant turn (the paper's code) and the
+    search continues that text: greedy steps equal those of a plain template holding the same rendered text."""
+    _, lm, _ = tiny
+    tok = fresh_tokenizer
+    tok.chat_template = ("{% for m in messages %}{{ m['role'][0] }}={{ m['content'] }};{% endfor %}"
+                         "{% if add_generation_prompt %}a={% endif %}")  # fmt: skip
+    chat = HFGenerator(lm, tok, chat_template=True, system_prompt="be brief", do_sample=False, max_step_tokens=8)
+    assert chat.prompt("1+1") == "s=be brief;u=1+1;a="
+    assert HFGenerator(lm, tok, chat_template=True).prompt("2+2") == "u=2+2;a="  # no system message
+    plain = HFGenerator(lm, tok, prompt_template="s=be brief;u={problem};a=", do_sample=False, max_step_tokens=8)
+    reqs = [StepRequest("1+1", "", 0, 0), StepRequest("2+2", "3\n\n", 1, 1)]
+    assert chat.step(reqs) == plain.step(reqs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"system_prompt": "x"}, ValueError, "system_prompt needs chat_template=True"),
+        ({"chat_template": True}, ValueError, "tokenizer.chat_template is not set"),
+        ({"chat_template": 1}, TypeError, "chat_template must be a bool"),
+        ({"chat_template": True, "system_prompt": 3}, TypeError, "system_prompt must be a str"),
+    ],
+)
+def test_chat_template_bad_input(tiny, kwargs, error, match):
+    tok, lm, _ = tiny
+    with pytest.raises(error, match=match):
+        HFGenerator(lm, tok, **kwargs)
+
+
+def test_chat_template_rejects_a_prompt_template(tiny, fresh_tokenizer):
+    _, lm, _ = tiny
+    tok = fresh_tokenizer
+    tok.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    with pytest.raises(ValueError, match="prompt_template is not used with chat_template=True"):
+        HFGenerator(lm, tok, chat_template=True, prompt_template="q={problem}")

@@ -57,7 +57,13 @@ class HFGenerator:
     Args:
         model: a ``transformers`` causal LM (``AutoModelForCausalLM``).
         tokenizer: its tokenizer (a pad token is set to EOS when missing).
-        prompt_template: the prompt; ``{problem}`` is replaced by the problem text.
+        prompt_template: the prompt; ``{problem}`` is replaced by the problem text (not used with
+            ``chat_template=True``).
+        chat_template: build the prompt with the tokenizer's chat template, as the paper's code does for instruct
+            models (search-and-learn renders a system and a user message and continues the assistant turn): the
+            prompt is ``tokenizer.apply_chat_template([system?, user=problem], add_generation_prompt=True)`` and the
+            solution so far follows it.
+        system_prompt: the system message (``chat_template=True`` only; ``None``: no system message).
         temperature, top_p: sampling parameters (the paper: 0.8, 1.0).
         max_step_tokens: new tokens per step; max_answer_tokens: new tokens per run to the end.
         generate_kwargs: extra keywords for ``generate`` (e.g. ``sequence_bias``; ``decoder="generate"`` only).
@@ -74,6 +80,7 @@ class HFGenerator:
         top_p: float = 1.0, max_step_tokens: int = 256, max_answer_tokens: int = 2048,
         generate_kwargs: Mapping[str, Any] | None = None, decoder: Literal["auto", "cached", "generate"] = "auto",
         do_sample: bool = True, cache_calls: int = 2, logits_processor: Sequence[LogitsProcessor] = (),
+        chat_template: bool = False, system_prompt: str | None = None,
     ) -> None:  # fmt: skip
         if not hasattr(model, "generate"):
             raise TypeError(f"model must be a transformers causal LM with generate(), got {type(model).__name__}")
@@ -81,6 +88,17 @@ class HFGenerator:
             raise TypeError(f"tokenizer must be a transformers tokenizer, got {type(tokenizer).__name__}")
         if "{problem}" not in prompt_template:
             raise ValueError("prompt_template must contain '{problem}'")
+        if not isinstance(chat_template, bool):
+            raise TypeError(f"chat_template must be a bool, got {type(chat_template).__name__}")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise TypeError(f"system_prompt must be a str or None, got {type(system_prompt).__name__}")
+        if system_prompt is not None and not chat_template:
+            raise ValueError("system_prompt needs chat_template=True (the system message is part of the chat template)")
+        if chat_template and prompt_template != "{problem}\n\n":
+            raise ValueError("prompt_template is not used with chat_template=True (the user message is the problem)")
+        if chat_template and not getattr(tokenizer, "chat_template", None):
+            raise ValueError("chat_template=True needs a tokenizer with a chat template (tokenizer.chat_template is "
+                             "not set)")  # fmt: skip
         if not math.isfinite(temperature) or temperature <= 0:
             raise ValueError(f"temperature must be finite and > 0, got {temperature}")
         if not 0.0 < top_p <= 1.0:
@@ -109,6 +127,8 @@ class HFGenerator:
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.prompt_template = prompt_template
+        self.chat_template, self.system_prompt = chat_template, system_prompt
+        self._prompts: dict[str, str] = {}
         self.temperature, self.top_p, self.do_sample = float(temperature), float(top_p), do_sample
         self.max_step_tokens, self.max_answer_tokens = int(max_step_tokens), int(max_answer_tokens)
         self.generate_kwargs = dict(generate_kwargs or {})
@@ -123,6 +143,22 @@ class HFGenerator:
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` (no special tokens)."""
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def prompt(self, problem: str) -> str:
+        """The text a solution of ``problem`` continues: ``prompt_template`` filled in, or the chat template rendered
+        with the system message (if any) and ``problem`` as the user message, up to the assistant's turn."""
+        text = self._prompts.get(problem)
+        if text is None:
+            if self.chat_template:
+                system = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
+                messages = [*system, {"role": "user", "content": problem}]
+                text = str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
+            else:
+                text = self.prompt_template.format(problem=problem)
+            if len(self._prompts) >= 4096:
+                self._prompts.clear()
+            self._prompts[problem] = text
+        return text
 
     def clear_cache(self) -> None:
         """Drop the KV caches kept between calls (``decoder="cached"``)."""
@@ -144,7 +180,7 @@ class HFGenerator:
         """One step (or the rest of the answer) per request."""
         if not requests:
             return []
-        texts = [self.prompt_template.format(problem=r.problem) + r.prefix for r in requests]
+        texts = [self.prompt(r.problem) + r.prefix for r in requests]
         limit = self.max_answer_tokens if to_eos else self.max_step_tokens
         if self._decoder is not None:
             decoded = self._decoder.run(texts, [r.seed for r in requests], [r.depth for r in requests],
