@@ -93,8 +93,6 @@ def test_hf_bad_input(tiny, tmp_path):
         HFPRM(prm_model, tok, mode="logits")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="single tokens"):
         HFPRM(lm, tok, mode="token_prob", good_token="ab", bad_token="-")
-    with pytest.raises(ValueError, match="empty"):
-        HFPRM(prm_model, tok).score(["1"], [""])
     with pytest.raises(ValueError, match="same length"):
         HFPRM(prm_model, tok).score(["1"], [])
 
@@ -221,3 +219,19 @@ def test_chat_template_rejects_a_prompt_template(tiny, fresh_tokenizer):
     tok.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
     with pytest.raises(ValueError, match="prompt_template is not used with chat_template=True"):
         HFGenerator(lm, tok, chat_template=True, prompt_template="q={problem}")
+
+
+def test_prm_scores_an_empty_prefix_at_the_end_of_the_prompt(tiny):
+    """A path that ended before its first step (EOS sampled first) gets one score: the value head at the prompt's
+    last token, or the good-token probability at a step tag after the prompt; searches no longer fail on it."""
+    tok, lm, prm = tiny
+    head = HFPRM(prm, tok)
+    (score,) = head.score(["1+1"], [""])
+    ids = tok("1+1\n\n", return_tensors="pt", add_special_tokens=False)
+    with torch.no_grad():
+        expected = torch.sigmoid(prm(**ids).logits[0, -1, 0]).item()
+    assert score == pytest.approx([expected], abs=1e-6)
+    both = head.score(["1+1", "1+1"], ["", "2\n\n"])  # batched with a real prefix: the same score, right-padded
+    assert both[0] == pytest.approx(score, abs=1e-6) and len(both[1]) == 1
+    tagged = HFPRM(lm, tok, mode="token_prob", step_tag=";", good_token="a", bad_token="b").score(["1+1"], [""])
+    assert len(tagged[0]) == 1 and 0.0 <= tagged[0][0] <= 1.0

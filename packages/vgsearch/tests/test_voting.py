@@ -55,3 +55,16 @@ def test_votes_reject_bad_input():
         final_answer(_result(["a"], [float("nan")]), method="weighted")
     with pytest.raises(TypeError, match="completion"):
         extract_answer(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer"),
+    [
+        ("so \\boxed{\\frac{1}{2}}\n\n", "\\frac{1}{2}"),  # MATH answers nest braces
+        ("\\boxed{1}\n\nthen \\boxed{\\sqrt{2}+1}", "\\sqrt{2}+1"),  # the last one
+        ("\\boxed {7}", "7"),
+        ("first \\boxed{3}\n\nbroken \\boxed{\\frac{1}{2}", "3"),  # an unclosed box is skipped
+    ],
+)
+def test_extract_answer_keeps_nested_braces(completion, answer):
+    assert extract_answer(completion) == answer

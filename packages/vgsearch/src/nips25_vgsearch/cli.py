@@ -87,12 +87,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     swp.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
     if args.command == "reproduce":
-        from nips25_vgsearch.reproduce import reproduce
+        from nips25_vgsearch.reproduce import paper_settings, reproduce
 
-        try:
-            run_reproduce(reproduce, args)
-        except FileNotFoundError as err:
-            parser.error(str(err))
+        if args.profile == "paper":  # the user's paths, data and settings: a usage error, before any model loads
+            try:
+                paper_settings()
+            except (FileNotFoundError, ValueError) as err:
+                parser.error(str(err))
+        run_reproduce(reproduce, args)
         return 0
     if not math.isfinite(args.seed):
         parser.error("--seed must be finite")

@@ -270,8 +270,17 @@ class HFPRM:
             self.good_id, self.bad_id = ids[0][0], ids[1][0]
 
     def _text(self, problem: str, prefix: str) -> tuple[str, list[int]]:
-        """The PRM input and the character index of every step's scoring position."""
+        """The PRM input and the character index of every step's scoring position.
+
+        An empty prefix (a path that ended before its first step, e.g. EOS sampled first) is read once at the end of
+        the prompt (``value_head``) or at a step tag right after it (``token_prob``): one score, the PRM's value of
+        a solution with no step.
+        """
         text = self.prompt_template.format(problem=problem)
+        if not prefix:
+            if self.mode == "token_prob":
+                text += self.step_tag
+            return text, [len(text) - 1]
         ends = []
         for step in _split_steps(prefix):
             if self.mode == "token_prob":
@@ -286,10 +295,10 @@ class HFPRM:
 
     @torch.no_grad()
     def score(self, problems: Sequence[str], prefixes: Sequence[str]) -> list[list[float]]:
-        """Per-step scores of each prefix, in ``[0, 1]``.
+        """Per-step scores of each prefix, in ``[0, 1]`` (one score for an empty prefix, read at the prompt's end).
 
         Raises:
-            ValueError: on mismatched lengths or an empty prefix.
+            ValueError: on mismatched lengths.
         """
         if len(problems) != len(prefixes):
             raise ValueError(f"problems and prefixes must have the same length, got {len(problems)}, {len(prefixes)}")
@@ -297,9 +306,6 @@ class HFPRM:
         for start in range(0, len(problems), self.batch_size):
             items = [self._text(p, s) for p, s in zip(problems[start : start + self.batch_size],
                                                      prefixes[start : start + self.batch_size])]  # fmt: skip
-            for i, (_, ends) in enumerate(items):
-                if not ends:
-                    raise ValueError(f"prefixes[{start + i}] is empty: the PRM scores steps")
             side = self.tokenizer.padding_side
             self.tokenizer.padding_side = "right"
             try:

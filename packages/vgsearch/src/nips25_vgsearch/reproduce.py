@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from nips25_vgsearch.flops import FlopsModel
 from nips25_vgsearch.simulator import StepChainTask, consecutive_gap_share
 from nips25_vgsearch.sweep import SweepPoint, accuracy_at, run_sweep, score_results, search_batched
 
-__all__ = ["PROFILES", "TITLE", "matched_flops_comparison", "reproduce"]
+__all__ = ["PROFILES", "TITLE", "matched_flops_comparison", "paper_settings", "reproduce"]
 
 TITLE = "Rethinking Optimal Verification Granularity for Compute-Efficient Test-Time Scaling"
 log = get_logger("nips25_vgsearch.reproduce")
@@ -43,6 +43,16 @@ N_GRID = 25
 MARGIN_SE = 1.0  # claim 1: an intermediate g beats the better baseline by more than 1 binomial SE
 ADAPT_SE = 1.0  # claim 2: adaptive accuracy within 1 SE of the best fixed g, with fewer FLOPs than beam search
 GAP_THRESHOLD, GAP_SHARE = 0.01, 0.5  # the paper: consecutive PRM scores differ by < 1% in > 50% of steps
+# --profile paper (local models): candidate counts, dev share, problems per search call, and our own system prompt
+# for chat models (the paper's code uses search-and-learn's default one, not copied here); each has an environment
+# override: VGSEARCH_NS, VGSEARCH_BATCH, VGSEARCH_SYSTEM_PROMPT.
+PAPER_NS = (4, 16, 64)
+PAPER_DEV_FRACTION = 0.2
+PAPER_BATCH = 4
+PAPER_SYSTEM_PROMPT = (
+    "Solve the math problem step by step. Separate the steps with a blank line and give the final answer as "
+    "\\boxed{answer}."
+)
 
 
 def _by_method(points: Sequence[SweepPoint]) -> dict[str, list[SweepPoint]]:
@@ -120,35 +130,52 @@ def _plot(curves: dict[str, dict[str, list[SweepPoint]]], out_dir: Path) -> str:
     return name
 
 
-def _sim_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Simulator sweep, adaptive g fitted on a dev set, and the matched-FLOPs numbers."""
-    flops_model = FlopsModel(p_gen=1.5e9, p_ver=7e9)
-    test = StepChainTask(n_problems=cfg["sim_problems"], seed=seed)
-    dev = StepChainTask(n_problems=cfg["sim_dev"], seed=seed + 1000)
-    gen, prm = test.generator(), test.verifier()
-    points, raw = run_sweep(
-        test.problems, gen, prm, test.is_correct, ns=cfg["ns"], gs=GS, beam_width=BEAM_WIDTH, max_steps=MAX_STEPS,
-        seed=seed, flops_model=flops_model,
-    )  # fmt: skip
-    dgen, dprm = dev.generator(), dev.verifier()
+class _Split(NamedTuple):
+    """A problem set with the models that search it and its answer check."""
+
+    problems: list[str]
+    generator: Any
+    verifier: Any
+    is_correct: Callable[[str, str], bool]
+
+
+def _sweep_part(
+    test: _Split, dev: _Split, *, ns: Sequence[int], flops_model: FlopsModel, seed: int, batch_size: int = 0
+) -> dict[str, Any]:
+    """Sweep over ``g`` and ``n`` on ``test``, adaptive ``g`` fitted on ``dev``, and the PRM's consecutive-gap share."""
+    common: dict[str, Any] = {
+        "beam_width": BEAM_WIDTH, "max_steps": MAX_STEPS, "seed": seed, "flops_model": flops_model,
+        "batch_size": batch_size,
+    }  # fmt: skip
+    points, raw = run_sweep(test.problems, test.generator, test.verifier, test.is_correct, ns=ns, gs=GS, **common)
     adaptive_points, policies = [], {}
-    for n in cfg["ns"]:
+    for n in ns:
         dev_res = {
-            g: search_batched(dev.problems, dgen, dprm, method="vg", n=n, g=g, beam_width=BEAM_WIDTH,
-                              max_steps=MAX_STEPS, seed=seed, flops_model=flops_model)
-            for g in GS
-        }  # fmt: skip
+            g: search_batched(dev.problems, dev.generator, dev.verifier, method="vg", n=n, g=g, **common) for g in GS
+        }
         ok = {g: [dev.is_correct(r.problem, r.answer) for r in res] for g, res in dev_res.items()}
         policy = AdaptiveG(policy="difficulty").fit(dev_res, ok)
         policies[n] = [("inf" if g is None else g) for g in policy.table_]
-        res = search_batched(test.problems, gen, prm, method="vg", n=n, g=policy, beam_width=BEAM_WIDTH,
-                             max_steps=MAX_STEPS, seed=seed, flops_model=flops_model)  # fmt: skip
+        res = search_batched(test.problems, test.generator, test.verifier, method="vg", n=n, g=policy, **common)
         adaptive_points.append(score_results("adaptive", n, res, test.is_correct)[0])
-    completions = [c for r in raw[("bon", cfg["ns"][0])] for c in r.completions]
-    problems = [r.problem for r in raw[("bon", cfg["ns"][0])] for _ in r.completions]
-    gap = consecutive_gap_share(prm.score(problems, completions), threshold=GAP_THRESHOLD)
+    bon = raw[("bon", ns[0])]
+    scores = test.verifier.score(
+        [r.problem for r in bon for _ in r.completions], [c for r in bon for c in r.completions]
+    )
+    gap = consecutive_gap_share(scores, threshold=GAP_THRESHOLD)
     return {"points": points, "adaptive": adaptive_points, "policies": policies, "gap_share": gap,
             "n_problems": len(test.problems)}  # fmt: skip
+
+
+def _sim_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Simulator sweep, adaptive g fitted on a dev set, and the matched-FLOPs numbers."""
+    test = StepChainTask(n_problems=cfg["sim_problems"], seed=seed)
+    dev = StepChainTask(n_problems=cfg["sim_dev"], seed=seed + 1000)
+    return _sweep_part(
+        _Split(test.problems, test.generator(), test.verifier(), test.is_correct),
+        _Split(dev.problems, dev.generator(), dev.verifier(), dev.is_correct),
+        ns=cfg["ns"], flops_model=FlopsModel(p_gen=1.5e9, p_ver=7e9), seed=seed,
+    )  # fmt: skip
 
 
 def _arith_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -170,10 +197,52 @@ def _arith_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     return {"points": points, "gap_share": gap, "n_problems": len(task.problems), **info}
 
 
-def _paper(seed: int, out_dir: Path) -> Report:
-    """The paper's setting on real models from local paths; fails with the missing path named."""
-    from nips25_vgsearch.hf import load_generator, load_prm
+def _paper_ns(text: str) -> tuple[int, ...]:
+    """``$VGSEARCH_NS``: comma-separated candidate counts, each a positive multiple of the beam width."""
+    try:
+        ns = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        ns = ()
+    if not ns or any(n < BEAM_WIDTH or n % BEAM_WIDTH for n in ns):
+        raise ValueError(f"VGSEARCH_NS must list multiples of {BEAM_WIDTH} separated by commas (e.g. '4,16,64'), "
+                         f"got {text!r}")  # fmt: skip
+    return tuple(sorted(set(ns)))
 
+
+def _paper_rows(path: Path) -> dict[str, str]:
+    """Problem -> reference answer from a MATH-500 JSONL (``problem`` and ``answer`` fields)."""
+    import json
+
+    answers: dict[str, str] = {}
+    for k, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"VGSEARCH_DATA: line {k} of {path} is not JSON ({err.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("problem"), str) or "answer" not in row:
+            raise ValueError(f"VGSEARCH_DATA: line {k} of {path} needs a 'problem' string and an 'answer'")
+        answers[row["problem"]] = str(row["answer"]).strip()
+    if len(answers) < 2:
+        raise ValueError(f"VGSEARCH_DATA: {path} holds {len(answers)} distinct problems; need >= 2 (dev and test)")
+    return answers
+
+
+def paper_settings() -> dict[str, Any]:
+    """The paper profile's inputs from the environment, checked before any model is loaded.
+
+    ``$VGSEARCH_GENERATOR``, ``$VGSEARCH_PRM``: local model directories; ``$VGSEARCH_DATA``: a MATH-500 JSONL with
+    ``problem`` and ``answer`` fields; optional ``$VGSEARCH_NS`` (default ``"4,16,64"``), ``$VGSEARCH_BATCH``
+    (problems per search call, default 4) and ``$VGSEARCH_SYSTEM_PROMPT`` (for chat models).
+
+    Returns:
+        ``{"paths", "ns", "batch_size", "answers" (problem -> reference), "system_prompt"}``.
+
+    Raises:
+        FileNotFoundError: naming each missing path.
+        ValueError: naming the variable whose value or file content is malformed.
+    """
     paths = {name: os.environ.get(name, "") for name in ("VGSEARCH_GENERATOR", "VGSEARCH_PRM", "VGSEARCH_DATA")}
     missing = [f"{k}={v!r}" for k, v in paths.items() if not v or not Path(v).exists()]
     if missing:
@@ -183,37 +252,60 @@ def _paper(seed: int, out_dir: Path) -> Report:
             "VGSEARCH_PRM to a one-label token-classification PRM directory (Skywork-o1-Open-PRM-Qwen-2.5-7B) and "
             "VGSEARCH_DATA to a MATH-500 JSONL with 'problem' and 'answer' fields"
         )
-    import json
+    ns = _paper_ns(os.environ.get("VGSEARCH_NS", ",".join(map(str, PAPER_NS))))
+    batch = os.environ.get("VGSEARCH_BATCH", str(PAPER_BATCH))
+    if not batch.isdigit() or int(batch) < 1:
+        raise ValueError(f"VGSEARCH_BATCH must be a positive int (problems per search call), got {batch!r}")
+    answers = _paper_rows(Path(paths["VGSEARCH_DATA"]))
+    return {"paths": paths, "ns": ns, "batch_size": int(batch), "answers": answers,
+            "system_prompt": os.environ.get("VGSEARCH_SYSTEM_PROMPT", PAPER_SYSTEM_PROMPT)}  # fmt: skip
 
-    rows = [json.loads(line) for line in Path(paths["VGSEARCH_DATA"]).read_text().splitlines() if line.strip()]
+
+def _paper(seed: int, out_dir: Path) -> Report:
+    """The paper's setting on real models from local paths; fails with the missing path named."""
+    from nips25_vgsearch.hf import HFGenerator, load_generator, load_prm
+    from nips25_vgsearch.voting import extract_answer
+
+    settings = paper_settings()
+    paths, ns, answers = settings["paths"], settings["ns"], settings["answers"]
+    system_prompt = settings["system_prompt"]
     gen, prm = load_generator(paths["VGSEARCH_GENERATOR"]), load_prm(paths["VGSEARCH_PRM"])
-    answers = {r["problem"]: str(r["answer"]).strip() for r in rows}
+    if getattr(gen.tokenizer, "chat_template", None):  # instruct models: the chat template, as the paper's code
+        gen = HFGenerator(gen.model, gen.tokenizer, chat_template=True, system_prompt=system_prompt)
 
     def is_correct(problem: str, completion: str) -> bool:
-        boxed = completion.rsplit("\\boxed{", 1)
-        return len(boxed) == 2 and boxed[1].split("}", 1)[0].strip() == answers[problem]
+        return "".join(extract_answer(completion).split()) == "".join(answers[problem].split())
 
+    problems = list(answers)
+    order = np.random.default_rng(seed).permutation(len(problems))
+    n_dev = min(max(1, round(PAPER_DEV_FRACTION * len(problems))), len(problems) - 1)
+    dev, test = [problems[i] for i in order[:n_dev]], [problems[i] for i in order[n_dev:]]
     start = time.perf_counter()
-    flops_model = FlopsModel(p_gen=gen.n_params, p_ver=prm.n_params)
-    points, _ = run_sweep(list(answers), gen, prm, is_correct, ns=(4,), gs=(1, 2, 3, 4), beam_width=4,
-                          max_steps=12, seed=seed, flops_model=flops_model)  # fmt: skip
-    c1 = matched_flops_comparison(points, candidates=["g=2", "g=3", "g=4"], n_problems=len(answers))
-    claim = Claim(
-        id="intermediate-g-beats-beam-and-bon", statement="Some intermediate g beats beam search and BoN at matched "
-        "FLOPs.", paper="+3.1% vs beam, +3.6% vs BoN (adaptive)", measured=c1,
-        criterion=f"margin > {MARGIN_SE} SE at some matched budget", holds=bool(c1["beats"]),
-        scale_note="paper profile: n=4, B2=4, g in 1..4, exact-match on \\boxed{} answers",
+    part = _sweep_part(
+        _Split(test, gen, prm, is_correct), _Split(dev, gen, prm, is_correct), ns=ns, seed=seed,
+        flops_model=FlopsModel(p_gen=gen.n_params, p_ver=prm.n_params), batch_size=settings["batch_size"],
     )  # fmt: skip
+    setting = f"local models ({Path(paths['VGSEARCH_GENERATOR']).name}, PRM {Path(paths['VGSEARCH_PRM']).name})"
+    out_dir.mkdir(parents=True, exist_ok=True)
     return Report(
         package="vgsearch",
         title=TITLE,
         profile="paper",
         seed=seed,
-        config={"points": [vars(p) for p in points], "paths": paths},
-        claims=[claim],
+        config={
+            "paths": paths, "ns": list(ns), "gs": ["inf" if g is None else g for g in GS], "beam_width": BEAM_WIDTH,
+            "max_steps": MAX_STEPS, "n_dev": len(dev), "n_test": len(test), "batch_size": settings["batch_size"],
+            "prompt": "chat template" if gen.chat_template else gen.prompt_template,
+            "system_prompt": system_prompt if gen.chat_template else None,
+            "points": [vars(p) for p in [*part["points"], *part["adaptive"]]],
+            "adaptive_tables": {str(k): v for k, v in part["policies"].items()},
+        },
+        claims=_claims(part, None, setting=setting, prm_gap=True),
         wall_time_s=time.perf_counter() - start,
-        figures=[_plot({"paper": _by_method(points)}, out_dir)],
-    )
+        figures=[_plot({setting: _by_method([*part["points"], *part["adaptive"]])}, out_dir)],
+        notes=f"{len(test)} test problems, adaptive g fitted on {len(dev)} dev problems (a seeded split of "
+        "VGSEARCH_DATA); answers: the last \\boxed{} of the chosen completion against the reference, spaces ignored.",
+    )  # fmt: skip
 
 
 def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report:
@@ -264,7 +356,12 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     )  # fmt: skip
 
 
-def _claims(sim: dict[str, Any], arith: dict[str, Any] | None) -> list[Claim]:
+def _claims(
+    sim: dict[str, Any], arith: dict[str, Any] | None, *, setting: str = "simulator", prm_gap: bool = False
+) -> list[Claim]:
+    """The claims of a run: ``sim`` is the main part (:func:`_sweep_part`: the simulator, or the paper profile's
+    local models, named by ``setting``); ``prm_gap`` counts the main part's PRM in the consecutive-gap claim (a real
+    PRM), where the simulator's PRM, calibrated to it, does not count."""
     points, adaptive, n_prob = sim["points"], sim["adaptive"], sim["n_problems"]
     mid = ["g=2", "g=3", "g=4"]
     c1 = matched_flops_comparison(points, candidates=mid, n_problems=n_prob)
@@ -279,7 +376,7 @@ def _claims(sim: dict[str, Any], arith: dict[str, Any] | None) -> list[Claim]:
             criterion=f"at some budget on a {N_GRID}-point log grid of the common FLOPs range, max over g in {{2,3,4}} "
             f"of interpolated accuracy exceeds max(beam, BoN) by more than {MARGIN_SE} binomial SE",
             holds=bool(c1["beats"]),
-            scale_note=f"simulator, {n_prob} problems, n in {sorted({p.n for p in points})}, B2=4; paper: "
+            scale_note=f"{setting}, {n_prob} problems, n in {sorted({p.n for p in points})}, B2=4; paper: "
             "MATH-500/AIME with Qwen2.5-Math/Llama generators and Skywork PRMs",
         )
     ]
@@ -305,7 +402,7 @@ def _claims(sim: dict[str, Any], arith: dict[str, Any] | None) -> list[Claim]:
             "< beam-search FLOPs",
             holds=bool(ok_all),
             scale_note="difficulty policy (mean first-step PRM score, 3 quantile bins, tolerance 0.02) fitted on a "
-            "separate simulated dev set; paper: MATH-500 with its own adaptive rule",
+            f"separate dev set ({setting}); paper: MATH-500 with its own adaptive rule",
         )
     )
     curves = _by_method(points + adaptive)
@@ -320,22 +417,31 @@ def _claims(sim: dict[str, Any], arith: dict[str, Any] | None) -> list[Claim]:
             measured={"acc_gain_largest_vs_smallest_n": rising},
             criterion="for every method, accuracy at the largest n >= accuracy at the smallest n",
             holds=all(v >= 0 for v in rising.values()),
-            scale_note="simulator curves; the arithmetic pair's curves are in the same figure",
+            scale_note=f"{setting} curves" + ("; the arithmetic pair's curves are in the same figure" if arith else ""),
         )
     )
+    if prm_gap:
+        gap_measured = {"prm": sim["gap_share"]}
+        gap_criterion = f"share of |s_t - s_(t-1)| < {GAP_THRESHOLD} exceeds {GAP_SHARE} for the PRM"
+        gap_holds, gap_note = sim["gap_share"] > GAP_SHARE, f"{setting}, over the BoN completions at the smallest n"
+    else:
+        gap_measured = {
+            "tiny_trained_prm": arith["gap_share"] if arith else float("nan"),
+            "simulator_prm_calibrated": sim["gap_share"],
+        }
+        gap_criterion = (f"share of |s_t - s_(t-1)| < {GAP_THRESHOLD} exceeds {GAP_SHARE} for the tiny trained PRM "
+                         "(the simulator is calibrated to it, so it does not count)")  # fmt: skip
+        gap_holds = arith is not None and arith["gap_share"] > GAP_SHARE
+        gap_note = "a 27k-parameter GRU PRM on arithmetic chains; paper: Skywork-o1 PRMs on MATH-500"
     claims.append(
         Claim(
             id="consecutive-prm-gap",
             statement="Consecutive PRM scores differ by < 1% for more than half of the steps.",
             paper="> 50% of steps",
-            measured={
-                "tiny_trained_prm": arith["gap_share"] if arith else float("nan"),
-                "simulator_prm_calibrated": sim["gap_share"],
-            },
-            criterion=f"share of |s_t - s_(t-1)| < {GAP_THRESHOLD} exceeds {GAP_SHARE} for the tiny trained PRM "
-            "(the simulator is calibrated to it, so it does not count)",
-            holds=bool(arith is not None and arith["gap_share"] > GAP_SHARE),
-            scale_note="a 27k-parameter GRU PRM on arithmetic chains; paper: Skywork-o1 PRMs on MATH-500",
+            measured=gap_measured,
+            criterion=gap_criterion,
+            holds=bool(gap_holds),
+            scale_note=gap_note,
         )
     )
     if arith is not None:

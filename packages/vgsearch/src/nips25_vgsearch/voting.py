@@ -16,11 +16,25 @@ from nips25_vgsearch.search import SearchResult
 
 __all__ = ["extract_answer", "final_answer"]
 
-_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
+_BOXED = re.compile(r"\\boxed\s*\{")
+
+
+def _last_boxed(text: str) -> str | None:
+    """Content of the last ``\\boxed{...}`` whose braces balance (nested braces kept: ``\\frac{1}{2}``)."""
+    for match in reversed(list(_BOXED.finditer(text))):
+        depth, start = 1, match.end()
+        for i in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                return text[start:i]
+    return None
 
 
 def extract_answer(completion: str) -> str:
     r"""The final answer of a completion: the content of its last ``\boxed{...}``, else its last non-empty step.
+
+    Nested braces are kept (``\boxed{\frac{1}{2}}`` gives ``\frac{1}{2}``); a ``\boxed{`` whose braces never
+    close is skipped.
 
     Args:
         completion: a completed path (steps separated by ``"\n\n"``).
@@ -37,9 +51,9 @@ def extract_answer(completion: str) -> str:
     """
     if not isinstance(completion, str):
         raise TypeError(f"completion must be a str, got {type(completion).__name__}")
-    boxed = _BOXED.findall(completion)
-    if boxed:
-        return boxed[-1].strip()
+    boxed = _last_boxed(completion)
+    if boxed is not None:
+        return boxed.strip()
     steps = [s.strip() for s in completion.split(STOP) if s.strip()]
     return steps[-1] if steps else ""
 
