@@ -55,3 +55,12 @@ def test_votes_reject_bad_input():
         final_answer(_result(["a"], [float("nan")]), method="weighted")
     with pytest.raises(TypeError, match="completion"):
         extract_answer(None)  # type: ignore[arg-type]
+
+
+def test_extract_answer_keeps_nested_braces():
+    """MATH-500 answers such as ``\\frac{1}{2}`` hold braces: the box is read with balanced braces, the last wins."""
+    assert extract_answer("so \\boxed{\\frac{1}{2}}\n\n") == "\\frac{1}{2}"
+    assert extract_answer("\\boxed{3}\n\nno, \\boxed{\\sqrt{2}+1}") == "\\sqrt{2}+1"
+    assert extract_answer("\\boxed{3}\n\nthen \\boxed{4") == "3"  # an unclosed (truncated) box is ignored
+    r = _result(["a \\boxed{\\frac{1}{2}}", "b \\boxed{\\frac{1}{3}}", "c \\boxed{ \\frac{1}{2} }"], [0.6, 0.5, 0.4])
+    assert final_answer(r, method="majority") == "a \\boxed{\\frac{1}{2}}"

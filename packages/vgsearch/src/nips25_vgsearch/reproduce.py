@@ -22,8 +22,17 @@ from nips25_vgsearch.adaptive import AdaptiveG
 from nips25_vgsearch.flops import FlopsModel
 from nips25_vgsearch.simulator import StepChainTask, consecutive_gap_share
 from nips25_vgsearch.sweep import SweepPoint, accuracy_at, run_sweep, score_results, search_batched
+from nips25_vgsearch.voting import extract_answer, last_boxed
 
-__all__ = ["PROFILES", "TITLE", "matched_flops_comparison", "reproduce"]
+__all__ = [
+    "PROFILES",
+    "TITLE",
+    "PaperInputError",
+    "exact_match",
+    "load_math_jsonl",
+    "matched_flops_comparison",
+    "reproduce",
+]
 
 TITLE = "Rethinking Optimal Verification Granularity for Compute-Efficient Test-Time Scaling"
 log = get_logger("nips25_vgsearch.reproduce")
@@ -170,6 +179,59 @@ def _arith_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     return {"points": points, "gap_share": gap, "n_problems": len(task.problems), **info}
 
 
+class PaperInputError(ValueError):
+    """A local input of ``--profile paper`` (the MATH-500 JSONL or a model directory) cannot be used."""
+
+
+def load_math_jsonl(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Problems and reference answers of a MATH-500-style JSONL (one ``{"problem", "answer"}`` object per line).
+
+    Args:
+        path: the JSONL file; blank lines are skipped.
+
+    Returns:
+        ``{problem: answer}`` in file order, answers as stripped strings.
+
+    Raises:
+        FileNotFoundError: if ``path`` is not a file.
+        PaperInputError: on a line that is not a JSON object with a non-empty str ``problem`` and an ``answer``,
+            a repeated problem, or a file without problems (the line number is named).
+    """
+    import json
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"VGSEARCH_DATA: {file} is not a file (a MATH-500 JSONL)")
+    out: dict[str, str] = {}
+    for k, line in enumerate(file.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} is not JSON ({err.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("problem"), str) or not row["problem"].strip():
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} needs a non-empty str 'problem' field")
+        if row.get("answer") is None:
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} needs an 'answer' field")
+        if row["problem"] in out:
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} repeats an earlier problem")
+        out[row["problem"]] = str(row["answer"]).strip()
+    if not out:
+        raise PaperInputError(f"VGSEARCH_DATA: {file} holds no problems")
+    return out
+
+
+def exact_match(completion: str, answer: str) -> bool:
+    r"""Whether the last ``\boxed{...}`` of ``completion`` (braces balanced) equals ``answer`` after stripping.
+
+    Example:
+        >>> exact_match("so \\boxed{\\frac{1}{2}}", "\\frac{1}{2}")
+        True
+    """
+    return last_boxed(completion) is not None and extract_answer(completion) == answer.strip()
+
+
 def _paper(seed: int, out_dir: Path) -> Report:
     """The paper's setting on real models from local paths; fails with the missing path named."""
     from nips25_vgsearch.hf import load_generator, load_prm
@@ -183,15 +245,18 @@ def _paper(seed: int, out_dir: Path) -> Report:
             "VGSEARCH_PRM to a one-label token-classification PRM directory (Skywork-o1-Open-PRM-Qwen-2.5-7B) and "
             "VGSEARCH_DATA to a MATH-500 JSONL with 'problem' and 'answer' fields"
         )
-    import json
-
-    rows = [json.loads(line) for line in Path(paths["VGSEARCH_DATA"]).read_text().splitlines() if line.strip()]
-    gen, prm = load_generator(paths["VGSEARCH_GENERATOR"]), load_prm(paths["VGSEARCH_PRM"])
-    answers = {r["problem"]: str(r["answer"]).strip() for r in rows}
+    answers = load_math_jsonl(paths["VGSEARCH_DATA"])  # checked before the (slow) model loads
+    try:
+        gen = load_generator(paths["VGSEARCH_GENERATOR"])
+    except (OSError, ValueError) as err:
+        raise PaperInputError(f"VGSEARCH_GENERATOR: cannot load {paths['VGSEARCH_GENERATOR']}: {err}") from err
+    try:
+        prm = load_prm(paths["VGSEARCH_PRM"])
+    except (OSError, ValueError) as err:
+        raise PaperInputError(f"VGSEARCH_PRM: cannot load {paths['VGSEARCH_PRM']}: {err}") from err
 
     def is_correct(problem: str, completion: str) -> bool:
-        boxed = completion.rsplit("\\boxed{", 1)
-        return len(boxed) == 2 and boxed[1].split("}", 1)[0].strip() == answers[problem]
+        return exact_match(completion, answers[problem])
 
     start = time.perf_counter()
     flops_model = FlopsModel(p_gen=gen.n_params, p_ver=prm.n_params)
@@ -226,7 +291,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
 
     Raises:
         ValueError: on an unknown profile.
-        FileNotFoundError: for ``"paper"`` without local model directories.
+        FileNotFoundError: for ``"paper"`` without local model directories or data file.
+        PaperInputError: for ``"paper"`` with a malformed data file or a model directory that does not load.
     """
     if profile == "paper":
         return _paper(seed, Path(out_dir))
