@@ -68,3 +68,72 @@ def test_readme_quickstart_runs():
     block = re.search(r"```python\n(.*?)```", text, re.S)
     assert block is not None
     exec(compile(block.group(1), str(README), "exec"), {})
+
+
+def test_paper_data_checks_and_exact_match(tmp_path):
+    """The paper profile's JSONL reader names the bad line; exact match reads a box with nested braces."""
+    from nips25_vgsearch.reproduce import PaperInputError, exact_match, load_math_jsonl
+
+    good = tmp_path / "ok.jsonl"
+    good.write_text('{"problem": "p1", "answer": "\\\\frac{1}{2}"}\n\n{"problem": "p2", "answer": 3}\n')
+    answers = load_math_jsonl(good)
+    assert answers == {"p1": "\\frac{1}{2}", "p2": "3"}
+    assert exact_match("x\n\nso \\boxed{\\frac{1}{2}}", answers["p1"])
+    assert not exact_match("x\n\nso \\boxed{\\frac{1}{3}}", answers["p1"])
+    assert not exact_match("x\n\n3", answers["p2"])  # no box, no match
+    cases = [
+        ("not json\n", "line 1 is not JSON"),
+        ('{"question": "q", "answer": 1}\n', "line 1 needs"),
+        ('{"problem": "q"}\n', "'answer'"),
+        ("\n", "no problems"),
+        ('{"problem": "q", "answer": 1}\n{"problem": "q", "answer": 2}\n', "line 2 repeats"),
+    ]
+    for text, match in cases:
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(text)
+        with pytest.raises(PaperInputError, match=match):
+            load_math_jsonl(bad)
+    with pytest.raises(FileNotFoundError, match="VGSEARCH_DATA"):
+        load_math_jsonl(tmp_path)
+
+
+def _paper_env(monkeypatch, tmp_path, data_text: str) -> None:
+    for name in ("gen", "prm"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.json").write_text("{}")  # a directory that is not a loadable model
+    (tmp_path / "data.jsonl").write_text(data_text)
+    monkeypatch.setenv("VGSEARCH_GENERATOR", str(tmp_path / "gen"))
+    monkeypatch.setenv("VGSEARCH_PRM", str(tmp_path / "prm"))
+    monkeypatch.setenv("VGSEARCH_DATA", str(tmp_path / "data.jsonl"))
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        ("not json\n", "VGSEARCH_DATA"),
+        ('{"problem": "p", "answer": 1}\n{"problem": "q", "answer": 2}\n', "VGSEARCH_GENERATOR"),
+    ],
+)
+def test_cli_paper_profile_bad_inputs_exit_2(tmp_path, monkeypatch, capsys, data, named):
+    """A malformed JSONL (checked before any model loads) or a model directory that does not load: one line, exit 2."""
+    _paper_env(monkeypatch, tmp_path, data)
+    with pytest.raises(SystemExit) as err:
+        main(["reproduce", "--profile", "paper", "--out", str(tmp_path / "r")])
+    assert err.value.code == 2
+    assert named in capsys.readouterr().err
+
+
+def test_cli_unusable_output_paths_exit_2(tmp_path, capsys):
+    """--out on a file, --json on a directory or under a file: one line, exit 2, before any run."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for argv, flag in [
+        (["reproduce", "--out", str(afile)], "--out"),
+        (["sweep", "--problems", "2", "--n", "4", "--g", "1", "--json", str(tmp_path)], "--json"),
+        (["sweep", "--problems", "2", "--n", "4", "--g", "1", "--json", str(afile / "t.json")], "--json"),
+        (["sweep", "--task", "arith", "--max-steps", "4"], "--max-steps"),
+    ]:
+        with pytest.raises(SystemExit) as err:
+            main(argv)
+        assert err.value.code == 2
+        assert flag in capsys.readouterr().err

@@ -9,6 +9,7 @@ from typing import Literal
 
 import numpy as np
 
+from nips25_vgsearch.generator import is_int
 from nips25_vgsearch.search import SearchResult
 
 __all__ = ["AdaptiveG", "difficulty_proxy"]
@@ -78,6 +79,8 @@ class AdaptiveG:
             raise ValueError(f"policy must be 'difficulty' or 'budget', got {self.policy!r}")
         if isinstance(self.n_bins, bool) or not isinstance(self.n_bins, int) or self.n_bins < 1:
             raise ValueError(f"n_bins must be an int >= 1, got {self.n_bins!r}")
+        if isinstance(self.tolerance, bool) or not isinstance(self.tolerance, (int, float)):
+            raise TypeError(f"tolerance must be a number, got {type(self.tolerance).__name__}")
         if not (math.isfinite(self.tolerance) and 0.0 <= self.tolerance < 1.0):
             raise ValueError(f"tolerance must be in [0, 1), got {self.tolerance}")
         if self.proxy not in ("mean", "std"):
@@ -97,7 +100,9 @@ class AdaptiveG:
             ``self``.
 
         Raises:
-            ValueError: if ``results`` is empty, keys differ, or lengths/problems do not line up.
+            ValueError: if ``results`` is empty, keys differ, lengths/problems do not line up, or a ``correct``
+                entry is not a bool (or 0/1).
+            TypeError: if a result is not a :class:`SearchResult`.
         """
         if not results:
             raise ValueError("results must hold at least one g")
@@ -110,6 +115,10 @@ class AdaptiveG:
         for g in gs:
             if len(results[g]) != len(first) or len(correct[g]) != len(first):
                 raise ValueError(f"results[{g}] and correct[{g}] must have {len(first)} entries")
+            if not all(isinstance(r, SearchResult) for r in results[g]):
+                raise TypeError(f"results[{g}] must hold SearchResult objects (one per dev problem)")
+            if not all(isinstance(c, (bool, np.bool_)) or (is_int(c) and c in (0, 1)) for c in correct[g]):
+                raise ValueError(f"correct[{g}] must hold bools (or 0/1), one per dev problem")
             if [r.problem for r in results[g]] != [r.problem for r in first]:
                 raise ValueError(f"results[{g}] must list the same problems in the same order")
         acc = {g: np.asarray(correct[g], dtype=float) for g in gs}
@@ -145,7 +154,9 @@ class AdaptiveG:
         """
         self._check_fitted()
         if self.policy == "budget":
-            if budget is None or not math.isfinite(budget) or budget <= 0:
+            if budget is None or isinstance(budget, bool) or not isinstance(budget, (int, float)):
+                raise ValueError(f"budget must be a finite FLOPs count > 0 for policy='budget', got {budget!r}")
+            if not math.isfinite(budget) or budget <= 0:
                 raise ValueError(f"budget must be a finite FLOPs count > 0 for policy='budget', got {budget}")
             fits = [(g, f, a) for g, (f, a) in self.costs_.items() if f <= budget]
             if not fits:

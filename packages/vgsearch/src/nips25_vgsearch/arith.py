@@ -75,14 +75,26 @@ class ArithChainTask:
         object.__setattr__(self, "problems", [random_problem(rng, self.depth) for _ in range(self.n_problems)])
 
     def answer(self, problem: str) -> int:
-        """The right final value."""
+        """The right final value.
+
+        Raises:
+            ValueError: if ``problem`` is not an arithmetic chain.
+        """
+        _check_problem(problem)
         value = int(problem[0])
         for op, d in _check_problem(problem):
             value = _apply(value, op, d)
         return value
 
     def is_correct(self, problem: str, completion: str) -> bool:
-        """Whether the completion has one step per operation and its last result is the right final value."""
+        """Whether the completion has one step per operation and its last result is the right final value.
+
+        Raises:
+            ValueError: if ``problem`` is not an arithmetic chain.
+            TypeError: if ``completion`` is not a str.
+        """
+        if not isinstance(completion, str):
+            raise TypeError(f"completion must be a str, got {type(completion).__name__}")
         steps = [s for s in completion.split(STOP) if s]
         found = re.findall(r"=(\d)$", steps[-1]) if steps else []
         return len(steps) == len(_check_problem(problem)) and bool(found) and int(found[0]) == self.answer(problem)
@@ -124,12 +136,21 @@ def _features(prev: int, op: str, d: int, result: int | None = None) -> np.ndarr
 
 
 def _parse_prefix(problem: str, prefix: str) -> list[tuple[int, str, int, int]]:
-    steps = []
+    """The steps of ``prefix`` as ``(previous value, op, operand, result)``; they must follow ``problem``."""
+    ops = _check_problem(problem)
+    steps: list[tuple[int, str, int, int]] = []
     for i, text in enumerate(s for s in prefix.split(STOP) if s):
         m = _STEP.match(text)
         if m is None:
             raise ValueError(f"prefix step {i} is not of the form 'a+b=c': {text!r}")
-        steps.append((int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))))
+        step = (int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4)))
+        prev = steps[-1][3] if steps else int(problem[0])
+        if i >= len(ops) or step[:3] != (prev, *ops[i]):
+            raise ValueError(
+                f"prefix step {i} ({text!r}) does not follow problem {problem!r}: expected "
+                + (f"'{prev}{ops[i][0]}{ops[i][1]}=...'" if i < len(ops) else f"at most {len(ops)} steps")
+            )
+        steps.append(step)
     return steps
 
 
@@ -230,9 +251,12 @@ def train_tiny_prm(
         ``(model, final_loss)``.
 
     Raises:
-        ValueError: on ``steps < 1``, ``batch_size < 1`` or ``teacher_error`` outside (0, 1).
+        ValueError: on ``steps < 1``, ``batch_size < 1``, ``teacher_error`` outside (0, 1) or ``depth`` outside
+            [1, 16].
     """
     _check_training(steps, batch_size, teacher_error, lo=1e-9)
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 16:
+        raise ValueError(f"depth must be an int in [1, 16] (as ArithChainTask), got {depth!r}")
     torch.manual_seed(seed + 1)
     rng = np.random.default_rng(seed + 1)
     model = StepPRMNet()
@@ -287,8 +311,10 @@ class TinyGenerator:
         """One step (or the rest of the chain) per request, batched over requests."""
         ops = [_check_problem(r.problem) for r in requests]
         value = []
-        for r in requests:
+        for i, r in enumerate(requests):
             parsed = _parse_prefix(r.problem, r.prefix)
+            if r.depth != len(parsed):
+                raise ValueError(f"requests[{i}].depth is {r.depth} but its prefix holds {len(parsed)} steps")
             value.append(parsed[-1][3] if parsed else int(r.problem[0]))
         depth = [r.depth for r in requests]
         texts: list[list[str]] = [[] for _ in requests]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-from nips25_vgsearch.generator import check_params
+from nips25_vgsearch.generator import check_params, is_int
 
 __all__ = ["ComputeLedger", "FlopsModel"]
 
@@ -63,6 +63,9 @@ class FlopsModel:
     def __post_init__(self) -> None:
         object.__setattr__(self, "p_gen", check_params(self.p_gen, "p_gen"))
         object.__setattr__(self, "p_ver", check_params(self.p_ver, "p_ver"))
+        for name in ("count_prefill", "prm_kv_cache"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
 
     def generator_flops(self, ledger: ComputeLedger) -> float:
         """FLOPs of the generator calls in ``ledger``."""
@@ -78,8 +81,15 @@ class FlopsModel:
         """Total FLOPs of ``ledger``.
 
         Raises:
-            TypeError: if ``ledger`` is not a :class:`ComputeLedger`.
+            TypeError: if ``ledger`` is not a :class:`ComputeLedger` or a count is not an int.
+            ValueError: if a count is negative.
         """
         if not isinstance(ledger, ComputeLedger):
             raise TypeError(f"ledger must be a ComputeLedger, got {type(ledger).__name__}")
+        for f in fields(ledger):
+            value = getattr(ledger, f.name)
+            if not is_int(value):
+                raise TypeError(f"ledger.{f.name} must be an int, got {value!r}")
+            if value < 0:
+                raise ValueError(f"ledger.{f.name} must be >= 0, got {value}")
         return self.generator_flops(ledger) + self.verifier_flops(ledger)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -18,6 +19,11 @@ __all__ = ["STOP", "Generator", "Step", "StepRequest", "path_seed", "step_seed"]
 #: The step delimiter of the paper's code (kept in the step text).
 STOP = "\n\n"
 _MASK = (1 << 63) - 1
+
+
+def is_int(value: object) -> bool:
+    """Whether ``value`` is an integer (Python or numpy), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _hash(*parts: object) -> int:
@@ -43,10 +49,17 @@ def path_seed(seed: int, problem: str, lineage: tuple[int, ...]) -> int:
 
     Returns:
         A 63-bit non-negative int.
+
+    Raises:
+        TypeError: if ``seed`` is not an int, ``problem`` not a str or ``lineage`` not a tuple of ints.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
+    if not is_int(seed):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    return _hash("path", seed, problem, tuple(lineage))
+    if not isinstance(problem, str):
+        raise TypeError(f"problem must be a str, got {type(problem).__name__}")
+    if not isinstance(lineage, tuple) or not all(is_int(k) for k in lineage):
+        raise TypeError(f"lineage must be a tuple of ints, got {lineage!r}")
+    return _hash("path", int(seed), problem, tuple(int(k) for k in lineage))
 
 
 def step_seed(seed: int, depth: int) -> int:
@@ -62,10 +75,16 @@ def step_seed(seed: int, depth: int) -> int:
 
     Returns:
         A 63-bit non-negative int.
+
+    Raises:
+        TypeError: if ``seed`` or ``depth`` is not an int.
+        ValueError: if ``depth < 0``.
     """
+    if not is_int(seed) or not is_int(depth):
+        raise TypeError(f"seed and depth must be ints, got {type(seed).__name__} and {type(depth).__name__}")
     if depth < 0:
         raise ValueError(f"depth must be >= 0, got {depth}")
-    return _hash("step", seed, depth)
+    return _hash("step", int(seed), int(depth))
 
 
 @dataclass(frozen=True)
@@ -87,6 +106,8 @@ class StepRequest:
     def __post_init__(self) -> None:
         if not isinstance(self.problem, str) or not isinstance(self.prefix, str):
             raise TypeError("StepRequest.problem and StepRequest.prefix must be str")
+        if not is_int(self.depth) or not is_int(self.seed):
+            raise TypeError(f"StepRequest.depth and StepRequest.seed must be ints, got {self.depth!r}, {self.seed!r}")
         if self.depth < 0:
             raise ValueError(f"StepRequest.depth must be >= 0, got {self.depth}")
 
@@ -109,6 +130,10 @@ class Step:
     finished: bool
 
     def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"Step.text must be a str, got {type(self.text).__name__}")
+        if not is_int(self.n_tokens) or not is_int(self.n_steps):
+            raise TypeError(f"Step.n_tokens and Step.n_steps must be ints, got {self.n_tokens!r}, {self.n_steps!r}")
         if self.n_tokens < 0 or self.n_steps < 1:
             raise ValueError(f"Step needs n_tokens >= 0 and n_steps >= 1, got {self.n_tokens}, {self.n_steps}")
 

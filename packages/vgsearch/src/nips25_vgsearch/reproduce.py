@@ -22,8 +22,18 @@ from nips25_vgsearch.adaptive import AdaptiveG
 from nips25_vgsearch.flops import FlopsModel
 from nips25_vgsearch.simulator import StepChainTask, consecutive_gap_share
 from nips25_vgsearch.sweep import SweepPoint, accuracy_at, run_sweep, score_results, search_batched
+from nips25_vgsearch.voting import extract_answer, last_boxed
 
-__all__ = ["PROFILES", "TITLE", "matched_flops_comparison", "paper_settings", "reproduce"]
+__all__ = [
+    "PROFILES",
+    "TITLE",
+    "PaperInputError",
+    "exact_match",
+    "load_math_jsonl",
+    "matched_flops_comparison",
+    "paper_settings",
+    "reproduce",
+]
 
 TITLE = "Rethinking Optimal Verification Granularity for Compute-Efficient Test-Time Scaling"
 log = get_logger("nips25_vgsearch.reproduce")
@@ -197,6 +207,59 @@ def _arith_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     return {"points": points, "gap_share": gap, "n_problems": len(task.problems), **info}
 
 
+class PaperInputError(ValueError):
+    """A local input of ``--profile paper`` (the MATH-500 JSONL or a model directory) cannot be used."""
+
+
+def load_math_jsonl(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Problems and reference answers of a MATH-500-style JSONL (one ``{"problem", "answer"}`` object per line).
+
+    Args:
+        path: the JSONL file; blank lines are skipped.
+
+    Returns:
+        ``{problem: answer}`` in file order, answers as stripped strings.
+
+    Raises:
+        FileNotFoundError: if ``path`` is not a file.
+        PaperInputError: on a line that is not a JSON object with a non-empty str ``problem`` and an ``answer``,
+            a repeated problem, or a file without problems (the line number is named).
+    """
+    import json
+
+    file = Path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"VGSEARCH_DATA: {file} is not a file (a MATH-500 JSONL)")
+    out: dict[str, str] = {}
+    for k, line in enumerate(file.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} is not JSON ({err.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("problem"), str) or not row["problem"].strip():
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} needs a non-empty str 'problem' field")
+        if row.get("answer") is None:
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} needs an 'answer' field")
+        if row["problem"] in out:
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} repeats an earlier problem")
+        out[row["problem"]] = str(row["answer"]).strip()
+    if not out:
+        raise PaperInputError(f"VGSEARCH_DATA: {file} holds no problems")
+    return out
+
+
+def exact_match(completion: str, answer: str) -> bool:
+    r"""Whether the last ``\boxed{...}`` of ``completion`` (braces balanced) equals ``answer`` after stripping.
+
+    Example:
+        >>> exact_match("so \\boxed{\\frac{1}{2}}", "\\frac{1}{2}")
+        True
+    """
+    return last_boxed(completion) is not None and extract_answer(completion) == answer.strip()
+
+
 def _paper_ns(text: str) -> tuple[int, ...]:
     """``$VGSEARCH_NS``: comma-separated candidate counts, each a positive multiple of the beam width."""
     try:
@@ -204,29 +267,9 @@ def _paper_ns(text: str) -> tuple[int, ...]:
     except ValueError:
         ns = ()
     if not ns or any(n < BEAM_WIDTH or n % BEAM_WIDTH for n in ns):
-        raise ValueError(f"VGSEARCH_NS must list multiples of {BEAM_WIDTH} separated by commas (e.g. '4,16,64'), "
+        raise PaperInputError(f"VGSEARCH_NS must list multiples of {BEAM_WIDTH} separated by commas (e.g. '4,16,64'), "
                          f"got {text!r}")  # fmt: skip
     return tuple(sorted(set(ns)))
-
-
-def _paper_rows(path: Path) -> dict[str, str]:
-    """Problem -> reference answer from a MATH-500 JSONL (``problem`` and ``answer`` fields)."""
-    import json
-
-    answers: dict[str, str] = {}
-    for k, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"VGSEARCH_DATA: line {k} of {path} is not JSON ({err.msg})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("problem"), str) or "answer" not in row:
-            raise ValueError(f"VGSEARCH_DATA: line {k} of {path} needs a 'problem' string and an 'answer'")
-        answers[row["problem"]] = str(row["answer"]).strip()
-    if len(answers) < 2:
-        raise ValueError(f"VGSEARCH_DATA: {path} holds {len(answers)} distinct problems; need >= 2 (dev and test)")
-    return answers
 
 
 def paper_settings() -> dict[str, Any]:
@@ -241,7 +284,7 @@ def paper_settings() -> dict[str, Any]:
 
     Raises:
         FileNotFoundError: naming each missing path.
-        ValueError: naming the variable whose value or file content is malformed.
+        PaperInputError: naming the variable whose value or file content is malformed (line numbers for the JSONL).
     """
     paths = {name: os.environ.get(name, "") for name in ("VGSEARCH_GENERATOR", "VGSEARCH_PRM", "VGSEARCH_DATA")}
     missing = [f"{k}={v!r}" for k, v in paths.items() if not v or not Path(v).exists()]
@@ -255,8 +298,11 @@ def paper_settings() -> dict[str, Any]:
     ns = _paper_ns(os.environ.get("VGSEARCH_NS", ",".join(map(str, PAPER_NS))))
     batch = os.environ.get("VGSEARCH_BATCH", str(PAPER_BATCH))
     if not batch.isdigit() or int(batch) < 1:
-        raise ValueError(f"VGSEARCH_BATCH must be a positive int (problems per search call), got {batch!r}")
-    answers = _paper_rows(Path(paths["VGSEARCH_DATA"]))
+        raise PaperInputError(f"VGSEARCH_BATCH must be a positive int (problems per search call), got {batch!r}")
+    answers = load_math_jsonl(paths["VGSEARCH_DATA"])
+    if len(answers) < 2:
+        raise PaperInputError(f"VGSEARCH_DATA: {paths['VGSEARCH_DATA']} holds {len(answers)} problem; need >= 2 "
+                              "(a dev split to fit adaptive g and a test split)")  # fmt: skip
     return {"paths": paths, "ns": ns, "batch_size": int(batch), "answers": answers,
             "system_prompt": os.environ.get("VGSEARCH_SYSTEM_PROMPT", PAPER_SYSTEM_PROMPT)}  # fmt: skip
 
@@ -264,17 +310,23 @@ def paper_settings() -> dict[str, Any]:
 def _paper(seed: int, out_dir: Path) -> Report:
     """The paper's setting on real models from local paths; fails with the missing path named."""
     from nips25_vgsearch.hf import HFGenerator, load_generator, load_prm
-    from nips25_vgsearch.voting import extract_answer
 
-    settings = paper_settings()
+    settings = paper_settings()  # checked before the (slow) model loads
     paths, ns, answers = settings["paths"], settings["ns"], settings["answers"]
     system_prompt = settings["system_prompt"]
-    gen, prm = load_generator(paths["VGSEARCH_GENERATOR"]), load_prm(paths["VGSEARCH_PRM"])
+    try:
+        gen = load_generator(paths["VGSEARCH_GENERATOR"])
+    except (OSError, ValueError) as err:
+        raise PaperInputError(f"VGSEARCH_GENERATOR: cannot load {paths['VGSEARCH_GENERATOR']}: {err}") from err
+    try:
+        prm = load_prm(paths["VGSEARCH_PRM"])
+    except (OSError, ValueError) as err:
+        raise PaperInputError(f"VGSEARCH_PRM: cannot load {paths['VGSEARCH_PRM']}: {err}") from err
     if getattr(gen.tokenizer, "chat_template", None):  # instruct models: the chat template, as the paper's code
         gen = HFGenerator(gen.model, gen.tokenizer, chat_template=True, system_prompt=system_prompt)
 
     def is_correct(problem: str, completion: str) -> bool:
-        return "".join(extract_answer(completion).split()) == "".join(answers[problem].split())
+        return exact_match(completion, answers[problem])
 
     problems = list(answers)
     order = np.random.default_rng(seed).permutation(len(problems))
@@ -304,7 +356,7 @@ def _paper(seed: int, out_dir: Path) -> Report:
         wall_time_s=time.perf_counter() - start,
         figures=[_plot({setting: _by_method([*part["points"], *part["adaptive"]])}, out_dir)],
         notes=f"{len(test)} test problems, adaptive g fitted on {len(dev)} dev problems (a seeded split of "
-        "VGSEARCH_DATA); answers: the last \\boxed{} of the chosen completion against the reference, spaces ignored.",
+        "VGSEARCH_DATA); answers: the last \\boxed{} of the chosen completion against the reference (exact_match).",
     )  # fmt: skip
 
 
@@ -318,7 +370,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
 
     Raises:
         ValueError: on an unknown profile.
-        FileNotFoundError: for ``"paper"`` without local model directories.
+        FileNotFoundError: for ``"paper"`` without local model directories or data file.
+        PaperInputError: for ``"paper"`` with a malformed data file or a model directory that does not load.
     """
     if profile == "paper":
         return _paper(seed, Path(out_dir))

@@ -131,8 +131,9 @@ class SearchConfig:
             raise ValueError(f"agg must be one of {AGGREGATIONS}, got {self.agg!r}")
         if self.refill not in ("cyclic", "branch"):
             raise ValueError(f"refill must be 'cyclic' or 'branch', got {self.refill!r}")
-        if not isinstance(self.diverse, bool):
-            raise TypeError(f"diverse must be a bool, got {type(self.diverse).__name__}")
+        for name in ("filter_duplicates", "diverse"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {type(getattr(self, name)).__name__}")
         if self.diverse and self.refill != "branch":
             raise ValueError(
                 "diverse=True (DVTS) needs refill='branch' (each subtree keeps its own beam_width children)"

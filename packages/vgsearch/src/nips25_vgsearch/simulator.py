@@ -15,7 +15,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from nips25_vgsearch.generator import STOP, Step, StepRequest, step_seed
+from nips25_vgsearch.generator import STOP, Step, StepRequest, is_int, step_seed
 
 __all__ = ["MATH500_LEVEL_MIX", "SimGenerator", "SimPRM", "StepChainTask", "consecutive_gap_share"]
 
@@ -120,8 +120,8 @@ class StepChainTask:
                 f"q_by_level and depth_by_level must have one entry per level ({mix.size}), "
                 f"got {len(q)} and {len(self.depth_by_level)}"
             )
-        if any(int(d) < 1 for d in self.depth_by_level):
-            raise ValueError(f"depth_by_level must be >= 1, got {self.depth_by_level}")
+        if not all(is_int(d) and d >= 1 for d in self.depth_by_level):
+            raise ValueError(f"depth_by_level must hold ints >= 1, got {self.depth_by_level}")
         _check_unit([self.recovery], "recovery", lo=-1e-12)
         for name in ("q_spread", "prm_bias", "prm_first_noise", "prm_noise"):
             v = getattr(self, name)
@@ -135,8 +135,10 @@ class StepChainTask:
             raise ValueError(f"rho must be in [0, 1), got {self.rho}")
         if not math.isfinite(self.tokens_per_step) or self.tokens_per_step < 1:
             raise ValueError(f"tokens_per_step must be >= 1, got {self.tokens_per_step}")
-        if self.problem_tokens < 1:
-            raise ValueError(f"problem_tokens must be >= 1, got {self.problem_tokens}")
+        if not is_int(self.problem_tokens) or self.problem_tokens < 1:
+            raise ValueError(f"problem_tokens must be an int >= 1, got {self.problem_tokens!r}")
+        if not is_int(self.seed) or self.seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {self.seed!r}")
         rng = np.random.default_rng(self.seed)
         levels = rng.choice(mix.size, size=self.n_problems, p=mix / mix.sum())
         offsets = rng.normal(0.0, self.q_spread, size=self.n_problems)

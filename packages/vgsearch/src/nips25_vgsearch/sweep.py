@@ -10,7 +10,7 @@ import numpy as np
 
 from nips25_shared import progress
 from nips25_vgsearch.flops import FlopsModel
-from nips25_vgsearch.generator import Generator
+from nips25_vgsearch.generator import Generator, is_int
 from nips25_vgsearch.search import GranularityPolicy, SearchResult, best_of_n, vg_search
 from nips25_vgsearch.verifier import Verifier
 
@@ -38,6 +38,18 @@ class SweepPoint:
     flops: float
     gen_tokens: float
     verifier_calls: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.method, str) or not self.method:
+            raise ValueError(f"method must be a non-empty str, got {self.method!r}")
+        if not is_int(self.n) or self.n < 1:
+            raise ValueError(f"n must be an int >= 1, got {self.n!r}")
+        if not (isinstance(self.accuracy, (int, float)) and 0.0 <= self.accuracy <= 1.0):
+            raise ValueError(f"accuracy must be in [0, 1], got {self.accuracy!r}")
+        for name in ("se", "flops", "gen_tokens", "verifier_calls"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
 
 
 def method_name(g: int | None) -> str:
@@ -102,10 +114,14 @@ def run_sweep(
         ``(method, n)``.
 
     Raises:
-        ValueError: on empty ``ns``/``gs`` or an ``n`` that is not a multiple of ``beam_width``.
+        ValueError: on empty ``problems``/``ns``/``gs``, a negative ``batch_size`` or an ``n`` that is not a
+            multiple of ``beam_width``.
+        TypeError: if ``is_correct`` is not callable.
     """
     if not ns or not gs:
         raise ValueError("ns and gs must be non-empty")
+    if not callable(is_correct):
+        raise TypeError(f"is_correct must be callable (problem, completion) -> bool, got {type(is_correct).__name__}")
     jobs: list[tuple[str, int, int | GranularityPolicy | None]] = []
     for n in ns:
         if include_bon:
@@ -137,7 +153,15 @@ def search_batched(
     flops_model: FlopsModel | None,
     batch_size: int = 0,
 ) -> list[SearchResult]:
-    """Best-of-N (``method="bon"``) or VG-Search on ``problems`` in chunks of ``batch_size`` (0: one chunk)."""
+    """Best-of-N (``method="bon"``) or VG-Search on ``problems`` in chunks of ``batch_size`` (0: one chunk).
+
+    Raises:
+        ValueError: if ``batch_size`` is not an int >= 0 or ``problems`` is empty.
+    """
+    if not is_int(batch_size) or batch_size < 0:
+        raise ValueError(f"batch_size must be an int >= 0 (0: all problems at once), got {batch_size!r}")
+    if isinstance(problems, str) or len(problems) == 0:
+        raise ValueError("problems must be a non-empty sequence of problem texts")
     size = batch_size or len(problems)
     out: list[SearchResult] = []
     for i in range(0, len(problems), size):
@@ -180,7 +204,12 @@ def pareto_front(points: Sequence[SweepPoint]) -> list[SweepPoint]:
 
     Returns:
         The front sorted by FLOPs.
+
+    Raises:
+        TypeError: if an entry is not a :class:`SweepPoint`.
     """
+    if not all(isinstance(p, SweepPoint) for p in points):
+        raise TypeError("points must hold SweepPoint objects")
     front = []
     for p in points:
         dominated = any(

@@ -7,34 +7,49 @@ the PRM argmax (:attr:`~nips25_vgsearch.SearchResult.answer`).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from typing import Literal
 
 from nips25_vgsearch.generator import STOP
 from nips25_vgsearch.search import SearchResult
 
-__all__ = ["extract_answer", "final_answer"]
+__all__ = ["extract_answer", "final_answer", "last_boxed"]
 
-_BOXED = re.compile(r"\\boxed\s*\{")
+_BOXED = "\\boxed{"
 
 
-def _last_boxed(text: str) -> str | None:
-    """Content of the last ``\\boxed{...}`` whose braces balance (nested braces kept: ``\\frac{1}{2}``)."""
-    for match in reversed(list(_BOXED.finditer(text))):
-        depth, start = 1, match.end()
-        for i in range(start, len(text)):
+def last_boxed(text: str) -> str | None:
+    r"""Content of the last complete ``\boxed{...}`` of ``text``, braces balanced (``\frac{1}{2}`` stays whole).
+
+    Returns:
+        The content, unstripped, or ``None`` when ``text`` has no closed box.
+
+    Example:
+        >>> last_boxed("a \\boxed{1} b \\boxed{\\frac{1}{2}}")
+        '\\frac{1}{2}'
+
+    Raises:
+        TypeError: if ``text`` is not a str.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    start = text.rfind(_BOXED)
+    while start >= 0:
+        depth, i = 1, start + len(_BOXED)
+        while i < len(text) and depth:
             depth += {"{": 1, "}": -1}.get(text[i], 0)
-            if depth == 0:
-                return text[start:i]
+            i += 1
+        if depth == 0:
+            return text[start + len(_BOXED) : i - 1]
+        start = text.rfind(_BOXED, 0, start)
     return None
 
 
 def extract_answer(completion: str) -> str:
     r"""The final answer of a completion: the content of its last ``\boxed{...}``, else its last non-empty step.
 
-    Nested braces are kept (``\boxed{\frac{1}{2}}`` gives ``\frac{1}{2}``); a ``\boxed{`` whose braces never
-    close is skipped.
+    Braces inside the box are balanced, so ``\boxed{\frac{1}{2}}`` gives ``\frac{1}{2}``; an unclosed box (a
+    truncated answer) is ignored.
 
     Args:
         completion: a completed path (steps separated by ``"\n\n"``).
@@ -51,7 +66,7 @@ def extract_answer(completion: str) -> str:
     """
     if not isinstance(completion, str):
         raise TypeError(f"completion must be a str, got {type(completion).__name__}")
-    boxed = _last_boxed(completion)
+    boxed = last_boxed(completion)
     if boxed is not None:
         return boxed.strip()
     steps = [s.strip() for s in completion.split(STOP) if s.strip()]
