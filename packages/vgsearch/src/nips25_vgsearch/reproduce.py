@@ -42,7 +42,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "tiny": {"sim_problems": 8, "sim_dev": 8, "ns": (4, 8), "arith": True, "arith_problems": 6, "arith_ns": (4, 8),
              "arith_train_steps": 3, "arith_prm_steps": 3},
     "quick": {"sim_problems": 150, "sim_dev": 100, "ns": (4, 16, 64), "arith": True, "arith_problems": 60,
-              "arith_ns": (4, 16, 64), "arith_train_steps": 300, "arith_prm_steps": 300},
+              "arith_ns": (4, 16, 64), "arith_train_steps": 300, "arith_prm_steps": 1500},
 }  # fmt: skip
 GS: tuple[int | None, ...] = (1, 2, 3, 4, None)
 BEAM_WIDTH = 4
