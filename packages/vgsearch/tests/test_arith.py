@@ -92,3 +92,29 @@ def test_arith_bad_input(pair):
         train_tiny_generator(steps=1, teacher_error=1.0)
     with pytest.raises(ValueError, match="steps"):
         train_tiny_prm(steps=0)
+
+
+def test_evaluate_prm_known_answer_and_bad_input():
+    """A PRM whose head outputs logit 0 everywhere scores BCE = ln 2 and gets exactly the 'wrong prefix' labels."""
+    import math
+
+    import torch
+    from nips25_vgsearch.arith import evaluate_prm
+
+    model = StepPRMNet()
+    with torch.no_grad():
+        model.head.weight.zero_()
+        model.head.bias.zero_()
+    out = evaluate_prm(model, depth=3, n_chains=50, teacher_error=0.3, seed=0)
+    rng = np.random.default_rng(0)
+    from nips25_vgsearch.arith import random_problem
+
+    labels = [teacher_solution(random_problem(rng, 3), rng, error=0.3)[1] for _ in range(50)]
+    assert out["loss"] == pytest.approx(math.log(2), rel=1e-6)
+    assert out["step_acc"] == pytest.approx(1.0 - np.mean(labels))
+    with pytest.raises(ValueError, match="depth"):
+        evaluate_prm(model, depth=0)
+    with pytest.raises(ValueError, match="n_chains"):
+        evaluate_prm(model, n_chains=0)
+    with pytest.raises(TypeError, match="model"):
+        evaluate_prm(None)  # type: ignore[arg-type]

@@ -95,3 +95,21 @@ def test_run_sweep_rejects_empty_problems_bad_batch_size_and_checker():
         run_sweep(task.problems, gen, prm, task.is_correct, ns=[4], gs=[1], batch_size=-1)
     with pytest.raises(TypeError, match="is_correct"):
         run_sweep(task.problems, gen, prm, None, ns=[4], gs=[1])  # type: ignore[arg-type]
+
+
+def test_hf_prm_rejects_a_model_that_does_not_fit_its_mode_and_str_inputs(tiny):
+    """Before: a causal LM in value_head mode was read through its first vocabulary logit (a silent wrong score),
+    a one-label head in token_prob mode raised IndexError, and str arguments were scored character by character."""
+    from nips25_vgsearch import HFPRM
+
+    tok, lm, prm = tiny
+    with pytest.raises(ValueError, match="one output label"):
+        HFPRM(lm, tok, mode="value_head").score(["1+1"], ["2\n\n"])
+    with pytest.raises(ValueError, match="vocabulary logits"):
+        HFPRM(prm, tok, mode="token_prob", step_tag=" z", good_token="a", bad_token="b").score(["1+1"], ["2\n\n"])
+    with pytest.raises(TypeError, match="problems"):
+        HFPRM(prm, tok).score("a", "b")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="prefixes"):
+        HFPRM(prm, tok).score(["a"], [None])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="batch_size"):
+        HFPRM(prm, tok, batch_size=1.5)  # type: ignore[arg-type]

@@ -137,3 +137,21 @@ def test_cli_unusable_output_paths_exit_2(tmp_path, capsys):
             main(argv)
         assert err.value.code == 2
         assert flag in capsys.readouterr().err
+
+
+def test_paper_profile_claim_is_computed_over_several_budgets(tmp_path, monkeypatch):
+    """The paper profile's sweep must give each method a curve: with one n (before) the FLOPs ranges of the
+    methods never overlapped and the claim could not hold whatever the models did. Local models are stood in for
+    by the simulator (loading is patched; the JSONL holds simulator problems with answers in a box)."""
+    import nips25_vgsearch.hf as hf
+    from nips25_vgsearch import StepChainTask
+
+    task = StepChainTask(n_problems=4, seed=3)
+    _paper_env(monkeypatch, tmp_path, "".join(f'{{"problem": "{p}", "answer": "x"}}\n' for p in task.problems))
+    monkeypatch.setattr(hf, "load_generator", lambda path: task.generator())
+    monkeypatch.setattr(hf, "load_prm", lambda path: task.verifier())
+    report = reproduce(profile="paper", seed=0, out_dir=tmp_path / "r")
+    claim = next(c for c in report.claims if c.id == "intermediate-g-beats-beam-and-bon")
+    lo, hi = claim.measured["range"]
+    assert lo <= hi and claim.measured["method"] in ("g=2", "g=3", "g=4")
+    assert {p["n"] for p in report.config["points"]} == {4, 16, 64}

@@ -10,9 +10,10 @@ small LLM. The PRM is a GRU over the steps with a sigmoid head per step, trained
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "StepPRMNet",
     "TinyGenerator",
     "TinyPRM",
+    "evaluate_prm",
     "load_or_train_pair",
     "teacher_solution",
     "train_tiny_generator",
@@ -181,7 +183,27 @@ class StepPRMNet(nn.Module):
         return self.head(y)[..., 0]
 
 
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Run torch on one intra-op thread inside the block (restored after).
+
+    The tiny models' kernels are microseconds long: on a shared 2-core machine more threads only add
+    synchronisation (PRM training measured 24 steps/s on one thread against 4 on two under load).
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _train(model: nn.Module, batches: Any, steps: int, lr: float, loss_fn: Any, desc: str) -> float:
+    with one_thread():
+        return _train_loop(model, batches, steps, lr, loss_fn, desc)
+
+
+def _train_loop(model: nn.Module, batches: Any, steps: int, lr: float, loss_fn: Any, desc: str) -> float:
     from accelerate import Accelerator
 
     accelerator = Accelerator(cpu=True)
@@ -197,6 +219,11 @@ def _train(model: nn.Module, batches: Any, steps: int, lr: float, loss_fn: Any, 
         loss_value = float(loss.detach())
     model.eval()
     return loss_value
+
+
+def _check_depth(depth: int) -> None:
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 16:
+        raise ValueError(f"depth must be an int in [1, 16] (as ArithChainTask), got {depth!r}")
 
 
 def _check_training(steps: int, batch_size: int, teacher_error: float, *, lo: float) -> None:
@@ -241,6 +268,19 @@ def train_tiny_generator(
     return model, _train(model, batches(), steps, lr, loss_fn, "train generator")
 
 
+def _teacher_chains(
+    rng: np.random.Generator, count: int, depth: int, error: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``count`` noisy-teacher chains as PRM inputs (count, depth, 32) and "prefix correct" labels (count, depth)."""
+    xs, ys = [], []
+    for _ in range(count):
+        problem = random_problem(rng, depth)
+        sol, labels = teacher_solution(problem, rng, error=error)
+        xs.append(np.stack([_features(*st) for st in _parse_prefix(problem, sol)]))
+        ys.append(labels)
+    return torch.from_numpy(np.stack(xs)), torch.tensor(ys, dtype=torch.float32)
+
+
 def train_tiny_prm(
     *, steps: int = 300, batch_size: int = 128, depth: int = 6, teacher_error: float = 0.2, lr: float = 1e-2,
     seed: int = 0,
@@ -255,26 +295,55 @@ def train_tiny_prm(
             [1, 16].
     """
     _check_training(steps, batch_size, teacher_error, lo=1e-9)
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 16:
-        raise ValueError(f"depth must be an int in [1, 16] (as ArithChainTask), got {depth!r}")
+    _check_depth(depth)
     torch.manual_seed(seed + 1)
     rng = np.random.default_rng(seed + 1)
     model = StepPRMNet()
 
     def batches() -> Any:
         while True:
-            xs, ys = [], []
-            for _ in range(batch_size):
-                p = random_problem(rng, depth)
-                sol, labels = teacher_solution(p, rng, error=teacher_error)
-                xs.append(np.stack([_features(*s) for s in _parse_prefix(p, sol)]))
-                ys.append(labels)
-            yield torch.from_numpy(np.stack(xs)), torch.tensor(ys, dtype=torch.float32)
+            yield _teacher_chains(rng, batch_size, depth, teacher_error)
 
     def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return nn.functional.binary_cross_entropy_with_logits(m(x), y)
 
     return model, _train(model, batches(), steps, lr, loss_fn, "train PRM")
+
+
+@torch.no_grad()
+@one_thread()
+def evaluate_prm(
+    model: StepPRMNet, *, depth: int = 6, n_chains: int = 1000, teacher_error: float = 0.2, seed: int = 12345
+) -> dict[str, float]:
+    """Held-out quality of a PRM on fresh noisy-teacher chains (the training distribution, new draws).
+
+    Args:
+        model: a :class:`StepPRMNet`.
+        depth: operations per chain, in [1, 16].
+        n_chains: held-out chains, ``>= 1``.
+        teacher_error: per-step error rate of the teacher, in (0, 1).
+        seed: seed of the held-out draw (apart from the training seeds).
+
+    Returns:
+        ``{"loss": mean binary cross-entropy per step, "step_acc": share of steps whose "prefix correct" label the
+        PRM gets right at threshold 0.5}``.
+
+    Raises:
+        TypeError: if ``model`` is not a :class:`StepPRMNet`.
+        ValueError: on ``depth``, ``n_chains`` or ``teacher_error`` out of range.
+    """
+    if not isinstance(model, StepPRMNet):
+        raise TypeError(f"model must be a StepPRMNet, got {type(model).__name__}")
+    if isinstance(n_chains, bool) or not isinstance(n_chains, int) or n_chains < 1:
+        raise ValueError(f"n_chains must be an int >= 1, got {n_chains!r}")
+    _check_training(1, 1, teacher_error, lo=1e-9)
+    _check_depth(depth)
+    x, y = _teacher_chains(np.random.default_rng(seed), n_chains, depth, teacher_error)
+    logits = model.eval()(x)
+    return {
+        "loss": float(nn.functional.binary_cross_entropy_with_logits(logits, y)),
+        "step_acc": float(((logits > 0).float() == y).float().mean()),
+    }
 
 
 def _n_params(model: nn.Module) -> float:
@@ -307,6 +376,7 @@ class TinyGenerator:
         return len(text)
 
     @torch.no_grad()
+    @one_thread()
     def step(self, requests: Sequence[StepRequest], *, to_eos: bool = False) -> list[Step]:
         """One step (or the rest of the chain) per request, batched over requests."""
         ops = [_check_problem(r.problem) for r in requests]
@@ -355,6 +425,7 @@ class TinyPRM:
         self.n_params = _n_params(model)
 
     @torch.no_grad()
+    @one_thread()
     def score(self, problems: Sequence[str], prefixes: Sequence[str]) -> list[list[float]]:
         """Per-step scores of each prefix."""
         if len(problems) != len(prefixes):
@@ -377,12 +448,16 @@ class TinyPRM:
 
 
 def load_or_train_pair(
-    *, gen_steps: int = 300, prm_steps: int = 300, seed: int = 0, depth: int = 6
+    *, gen_steps: int = 300, prm_steps: int = 1500, seed: int = 0, depth: int = 6
 ) -> tuple[TinyGenerator, TinyPRM, dict[str, Any]]:
     """The tiny generator and PRM, trained once per setting and kept in the nips25 cache (``cached``).
 
+    The defaults train both to their plateau: the generator's loss reaches its teacher's noise floor (about 1.11
+    nats) within 300 steps; the PRM's held-out loss falls from 0.25 at 300 steps to about 0.09 at 1500.
+
     Returns:
-        ``(generator, prm, info)`` with parameter counts and final training losses in ``info``.
+        ``(generator, prm, info)`` with parameter counts, final training losses and the PRM's held-out quality
+        (:func:`evaluate_prm`) in ``info``.
     """
 
     def build_gen() -> dict[str, np.ndarray]:
@@ -408,5 +483,6 @@ def load_or_train_pair(
         "prm_loss": float(p_arr["__loss__"]),
         "gen_train_steps": gen_steps,
         "prm_train_steps": prm_steps,
+        **{f"prm_heldout_{k}": v for k, v in evaluate_prm(prm.model, depth=depth).items()},
     }
     return gen, prm, info

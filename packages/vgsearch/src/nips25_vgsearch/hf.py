@@ -256,8 +256,8 @@ class HFPRM:
             raise TypeError("tokenizer must be a fast tokenizer (offset mapping locates the step ends)")
         if "{problem}" not in prompt_template:
             raise ValueError("prompt_template must contain '{problem}'")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
         self.model, self.tokenizer, self.mode = model.eval(), tokenizer, mode
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -298,8 +298,13 @@ class HFPRM:
         """Per-step scores of each prefix, in ``[0, 1]`` (one score for an empty prefix, read at the prompt's end).
 
         Raises:
-            ValueError: on mismatched lengths.
+            TypeError: if ``problems`` or ``prefixes`` is a str or holds a non-str.
+            ValueError: on mismatched lengths, or a model whose output does not fit ``mode`` (one label for
+                ``value_head``; vocabulary logits holding the good and bad tokens for ``token_prob``).
         """
+        for name, texts in (("problems", problems), ("prefixes", prefixes)):
+            if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+                raise TypeError(f"{name} must be a sequence of str (one per prefix), got {type(texts).__name__}")
         if len(problems) != len(prefixes):
             raise ValueError(f"problems and prefixes must have the same length, got {len(problems)}, {len(prefixes)}")
         out: list[list[float]] = []
@@ -315,6 +320,13 @@ class HFPRM:
                 self.tokenizer.padding_side = side
             offsets = enc.pop("offset_mapping")
             logits = self.model(**enc.to(self.model.device)).logits.float().cpu()
+            if self.mode == "value_head" and logits.shape[-1] != 1:
+                raise ValueError(f"mode='value_head' needs a model with one output label (a token-classification "
+                                 f"head), got {logits.shape[-1]} outputs per token; use mode='token_prob' for a "
+                                 "causal LM")  # fmt: skip
+            if self.mode == "token_prob" and logits.shape[-1] <= max(self.good_id, self.bad_id):
+                raise ValueError(f"mode='token_prob' needs a causal LM's vocabulary logits, got {logits.shape[-1]} "
+                                 "outputs per token; use mode='value_head' for a one-label head")  # fmt: skip
             for b, (_, ends) in enumerate(items):
                 spans = offsets[b].tolist()
                 row = []

@@ -43,7 +43,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "tiny": {"sim_problems": 8, "sim_dev": 8, "ns": (4, 8), "arith": True, "arith_problems": 6, "arith_ns": (4, 8),
              "arith_train_steps": 3, "arith_prm_steps": 3},
     "quick": {"sim_problems": 150, "sim_dev": 100, "ns": (4, 16, 64), "arith": True, "arith_problems": 60,
-              "arith_ns": (4, 16, 64), "arith_train_steps": 300, "arith_prm_steps": 300},
+              "arith_ns": (4, 16, 64), "arith_train_steps": 300, "arith_prm_steps": 1500},
 }  # fmt: skip
 GS: tuple[int | None, ...] = (1, 2, 3, 4, None)
 BEAM_WIDTH = 4
@@ -55,8 +55,9 @@ ADAPT_SE = 1.0  # claim 2: adaptive accuracy within 1 SE of the best fixed g, wi
 GAP_THRESHOLD, GAP_SHARE = 0.01, 0.5  # the paper: consecutive PRM scores differ by < 1% in > 50% of steps
 # --profile paper (local models): candidate counts, dev share, problems per search call, and our own system prompt
 # for chat models (the paper's code uses search-and-learn's default one, not copied here); each has an environment
-# override: VGSEARCH_NS, VGSEARCH_BATCH, VGSEARCH_SYSTEM_PROMPT.
-PAPER_NS = (4, 16, 64)
+# override: VGSEARCH_NS, VGSEARCH_BATCH, VGSEARCH_SYSTEM_PROMPT. A matched-FLOPs comparison needs each method's curve
+# over several budgets (with one n every method is a single point and the FLOPs ranges do not overlap).
+PAPER_NS: tuple[int, ...] = (4, 16, 64)
 PAPER_DEV_FRACTION = 0.2
 PAPER_BATCH = 4
 PAPER_SYSTEM_PROMPT = (
@@ -322,7 +323,8 @@ def _paper(seed: int, out_dir: Path) -> Report:
         prm = load_prm(paths["VGSEARCH_PRM"])
     except (OSError, ValueError) as err:
         raise PaperInputError(f"VGSEARCH_PRM: cannot load {paths['VGSEARCH_PRM']}: {err}") from err
-    if getattr(gen.tokenizer, "chat_template", None):  # instruct models: the chat template, as the paper's code
+    chat = isinstance(gen, HFGenerator) and bool(getattr(gen.tokenizer, "chat_template", None))
+    if chat:  # instruct models: the chat template, as the paper's code
         gen = HFGenerator(gen.model, gen.tokenizer, chat_template=True, system_prompt=system_prompt)
 
     def is_correct(problem: str, completion: str) -> bool:
@@ -347,8 +349,8 @@ def _paper(seed: int, out_dir: Path) -> Report:
         config={
             "paths": paths, "ns": list(ns), "gs": ["inf" if g is None else g for g in GS], "beam_width": BEAM_WIDTH,
             "max_steps": MAX_STEPS, "n_dev": len(dev), "n_test": len(test), "batch_size": settings["batch_size"],
-            "prompt": "chat template" if gen.chat_template else gen.prompt_template,
-            "system_prompt": system_prompt if gen.chat_template else None,
+            "prompt": "chat template" if chat else getattr(gen, "prompt_template", None),
+            "system_prompt": system_prompt if chat else None,
             "points": [vars(p) for p in [*part["points"], *part["adaptive"]]],
             "adaptive_tables": {str(k): v for k, v in part["policies"].items()},
         },
@@ -373,13 +375,13 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         FileNotFoundError: for ``"paper"`` without local model directories or data file.
         PaperInputError: for ``"paper"`` with a malformed data file or a model directory that does not load.
     """
-    if profile == "paper":
-        return _paper(seed, Path(out_dir))
-    if profile not in PROFILES:
+    if profile != "paper" and profile not in PROFILES:
         raise ValueError(f"profile must be one of {(*PROFILES, 'paper')}, got {profile!r}")
-    cfg = PROFILES[profile]
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)  # before the run: the figure is saved at its end
+    if profile == "paper":
+        return _paper(seed, out_dir)
+    cfg = PROFILES[profile]
     start = time.perf_counter()
     sim = _sim_part(cfg, seed)
     arith = _arith_part(cfg, seed) if cfg["arith"] else None
