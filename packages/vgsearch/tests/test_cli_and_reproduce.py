@@ -149,7 +149,7 @@ def test_paper_profile_claim_is_computed_over_several_budgets(tmp_path, monkeypa
     task = StepChainTask(n_problems=4, seed=3)
     _paper_env(monkeypatch, tmp_path, "".join(f'{{"problem": "{p}", "answer": "x"}}\n' for p in task.problems))
     monkeypatch.setattr(hf, "load_generator", lambda path: task.generator())
-    monkeypatch.setattr(hf, "load_prm", lambda path: task.verifier())
+    monkeypatch.setattr(hf, "load_prm", lambda path, mode: task.verifier())
     report = reproduce(profile="paper", seed=0, out_dir=tmp_path / "r")
     claim = next(c for c in report.claims if c.id == "intermediate-g-beats-beam-and-bon")
     lo, hi = claim.measured["range"]

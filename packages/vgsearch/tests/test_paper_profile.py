@@ -78,3 +78,35 @@ def test_paper_profile_bad_data_exit_2(paper_env, capsys, text, match):
         main(["reproduce", "--profile", "paper", "--out", str(paper_env / "r")])
     assert err.value.code == 2
     assert pytest.importorskip("re").search(match, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("answer", [True, 2.0, [2]])
+def test_paper_profile_rejects_answers_that_are_not_text(paper_env, capsys, answer):
+    """``str(True)``, ``str(2.0)`` would never equal a boxed answer: such a line is an error, not a silent miss."""
+    (paper_env / "math.jsonl").write_text(json.dumps({"problem": "1+1", "answer": answer}) + "\n"
+                                          + json.dumps({"problem": "2+2", "answer": 4}) + "\n")  # fmt: skip
+    with pytest.raises(SystemExit) as err:
+        main(["reproduce", "--profile", "paper", "--out", str(paper_env / "r")])
+    assert err.value.code == 2
+    assert "line 1: 'answer' must be a str or an int" in capsys.readouterr().err
+
+
+def test_paper_settings_prm_mode_system_prompt_and_model_dirs(paper_env, monkeypatch, capsys):
+    from nips25_vgsearch.reproduce import PAPER_SYSTEM_PROMPT, PaperInputError, paper_settings
+
+    settings = paper_settings()
+    assert settings["prm_mode"] == "value_head" and settings["system_prompt"] == PAPER_SYSTEM_PROMPT
+    monkeypatch.setenv("VGSEARCH_PRM_MODE", "token_prob")
+    monkeypatch.setenv("VGSEARCH_SYSTEM_PROMPT", "")
+    settings = paper_settings()
+    assert settings["prm_mode"] == "token_prob" and settings["system_prompt"] is None  # "": no system message
+    monkeypatch.setenv("VGSEARCH_PRM_MODE", "logits")
+    with pytest.raises(PaperInputError, match="VGSEARCH_PRM_MODE must be"):
+        paper_settings()
+    monkeypatch.delenv("VGSEARCH_PRM_MODE")
+    (paper_env / "empty").mkdir()
+    monkeypatch.setenv("VGSEARCH_PRM", str(paper_env / "empty"))
+    with pytest.raises(SystemExit) as err:
+        main(["reproduce", "--profile", "paper", "--out", str(paper_env / "r")])
+    assert err.value.code == 2
+    assert "VGSEARCH_PRM" in (text := capsys.readouterr().err) and "no config.json" in text

@@ -243,6 +243,9 @@ def load_math_jsonl(path: str | os.PathLike[str]) -> dict[str, str]:
             raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} needs a non-empty str 'problem' field")
         if row.get("answer") is None:
             raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} needs an 'answer' field")
+        if isinstance(row["answer"], bool) or not isinstance(row["answer"], (str, int)):
+            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k}: 'answer' must be a str or an int (compared with "
+                                  f"the boxed answer as text), got {row['answer']!r}")  # fmt: skip
         if row["problem"] in out:
             raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} repeats an earlier problem")
         out[row["problem"]] = str(row["answer"]).strip()
@@ -278,10 +281,11 @@ def paper_settings() -> dict[str, Any]:
 
     ``$VGSEARCH_GENERATOR``, ``$VGSEARCH_PRM``: local model directories; ``$VGSEARCH_DATA``: a MATH-500 JSONL with
     ``problem`` and ``answer`` fields; optional ``$VGSEARCH_NS`` (default ``"4,16,64"``), ``$VGSEARCH_BATCH``
-    (problems per search call, default 4) and ``$VGSEARCH_SYSTEM_PROMPT`` (for chat models).
+    (problems per search call, default 4), ``$VGSEARCH_SYSTEM_PROMPT`` (for chat models; empty: no system message)
+    and ``$VGSEARCH_PRM_MODE`` (``value_head``, the default, or ``token_prob``).
 
     Returns:
-        ``{"paths", "ns", "batch_size", "answers" (problem -> reference), "system_prompt"}``.
+        ``{"paths", "ns", "batch_size", "answers" (problem -> reference), "system_prompt", "prm_mode"}``.
 
     Raises:
         FileNotFoundError: naming each missing path.
@@ -296,6 +300,9 @@ def paper_settings() -> dict[str, Any]:
             "VGSEARCH_PRM to a one-label token-classification PRM directory (Skywork-o1-Open-PRM-Qwen-2.5-7B) and "
             "VGSEARCH_DATA to a MATH-500 JSONL with 'problem' and 'answer' fields"
         )
+    for name in ("VGSEARCH_GENERATOR", "VGSEARCH_PRM"):
+        if not (Path(paths[name]) / "config.json").is_file():
+            raise FileNotFoundError(f"{name}: {paths[name]} is not a Hugging Face model directory (no config.json)")
     ns = _paper_ns(os.environ.get("VGSEARCH_NS", ",".join(map(str, PAPER_NS))))
     batch = os.environ.get("VGSEARCH_BATCH", str(PAPER_BATCH))
     if not batch.isdigit() or int(batch) < 1:
@@ -304,8 +311,13 @@ def paper_settings() -> dict[str, Any]:
     if len(answers) < 2:
         raise PaperInputError(f"VGSEARCH_DATA: {paths['VGSEARCH_DATA']} holds {len(answers)} problem; need >= 2 "
                               "(a dev split to fit adaptive g and a test split)")  # fmt: skip
-    return {"paths": paths, "ns": ns, "batch_size": int(batch), "answers": answers,
-            "system_prompt": os.environ.get("VGSEARCH_SYSTEM_PROMPT", PAPER_SYSTEM_PROMPT)}  # fmt: skip
+    prm_mode = os.environ.get("VGSEARCH_PRM_MODE", "value_head")
+    if prm_mode not in ("value_head", "token_prob"):
+        raise PaperInputError(f"VGSEARCH_PRM_MODE must be 'value_head' (a one-label head, Skywork-style) or "
+                              f"'token_prob' (a causal LM, Math-Shepherd-style), got {prm_mode!r}")  # fmt: skip
+    system_prompt = os.environ.get("VGSEARCH_SYSTEM_PROMPT", PAPER_SYSTEM_PROMPT) or None  # "": no system message
+    return {"paths": paths, "ns": ns, "batch_size": int(batch), "answers": answers, "system_prompt": system_prompt,
+            "prm_mode": prm_mode}  # fmt: skip
 
 
 def _paper(seed: int, out_dir: Path) -> Report:
@@ -320,7 +332,7 @@ def _paper(seed: int, out_dir: Path) -> Report:
     except (OSError, ValueError) as err:
         raise PaperInputError(f"VGSEARCH_GENERATOR: cannot load {paths['VGSEARCH_GENERATOR']}: {err}") from err
     try:
-        prm = load_prm(paths["VGSEARCH_PRM"])
+        prm = load_prm(paths["VGSEARCH_PRM"], mode=settings["prm_mode"])
     except (OSError, ValueError) as err:
         raise PaperInputError(f"VGSEARCH_PRM: cannot load {paths['VGSEARCH_PRM']}: {err}") from err
     chat = isinstance(gen, HFGenerator) and bool(getattr(gen.tokenizer, "chat_template", None))
@@ -350,7 +362,7 @@ def _paper(seed: int, out_dir: Path) -> Report:
             "paths": paths, "ns": list(ns), "gs": ["inf" if g is None else g for g in GS], "beam_width": BEAM_WIDTH,
             "max_steps": MAX_STEPS, "n_dev": len(dev), "n_test": len(test), "batch_size": settings["batch_size"],
             "prompt": "chat template" if chat else getattr(gen, "prompt_template", None),
-            "system_prompt": system_prompt if chat else None,
+            "system_prompt": system_prompt if chat else None, "prm_mode": settings["prm_mode"],
             "points": [vars(p) for p in [*part["points"], *part["adaptive"]]],
             "adaptive_tables": {str(k): v for k, v in part["policies"].items()},
         },

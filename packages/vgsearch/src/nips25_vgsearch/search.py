@@ -198,7 +198,7 @@ class _Beam:
 @dataclass
 class _State:
     problem: str
-    problem_tokens: int
+    problem_tokens: int  # what the verifier reads before a prefix (the problem)
     seed: int
     g: int | None
     iterations: int
@@ -210,6 +210,15 @@ class _State:
     done: bool = False
     depth: int = 1
     g_schedule: list[int | None] = field(default_factory=list)
+    prompt_tokens: int = 0  # what the generator reads before a prefix (its prompt: template, chat template)
+
+
+def _count_prompts(generator: Generator, states: list[_State]) -> None:
+    """Prompt tokens the generator reads per request: ``count_tokens(generator.prompt(problem))`` when the generator
+    renders a prompt (``HFGenerator``: template, chat template and system message), else the problem's tokens."""
+    prompt = getattr(generator, "prompt", None)
+    for s in states:
+        s.prompt_tokens = generator.count_tokens(prompt(s.problem)) if callable(prompt) else s.problem_tokens
 
 
 def _check_problems(problems: str | Sequence[str]) -> list[str]:
@@ -249,7 +258,7 @@ def _generate(generator: Generator, pairs: list[tuple[_State, _Beam]], *, to_eos
             raise TypeError(f"generator.step must return Step objects, got {type(step).__name__}")
         state.ledger.gen_calls += 1
         state.ledger.gen_tokens += step.n_tokens
-        state.ledger.prefill_tokens += state.problem_tokens + beam.tokens
+        state.ledger.prefill_tokens += state.prompt_tokens + beam.tokens
         beam.text += step.text
         beam.tokens += step.n_tokens
         beam.depth += step.n_steps
@@ -413,6 +422,7 @@ def vg_search(
     items = _check_problems(problems)
     _check_models(generator, verifier)
     states = [_State(p, generator.count_tokens(p), seed, config.g, config.iterations(config.g)) for p in items]
+    _count_prompts(generator, states)
     for s in states:
         s.active = [_Beam("", 0, 0, (j,), tree=j // config.beam_width) for j in range(config.n)]
     pairs = [(s, b) for s in states for b in s.active]
@@ -560,6 +570,7 @@ def best_of_n(
     items = _check_problems(problems)
     _check_models(generator, verifier)
     states = [_State(p, generator.count_tokens(p), seed, None, 1) for p in items]
+    _count_prompts(generator, states)
     for s in states:
         s.active = [_Beam("", 0, 0, (j,)) for j in range(n)]
     pairs = [(s, b) for s in states for b in s.active]
