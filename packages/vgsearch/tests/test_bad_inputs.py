@@ -113,3 +113,13 @@ def test_hf_prm_rejects_a_model_that_does_not_fit_its_mode_and_str_inputs(tiny):
         HFPRM(prm, tok).score(["a"], [None])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="batch_size"):
         HFPRM(prm, tok, batch_size=1.5)  # type: ignore[arg-type]
+
+
+def test_hf_prm_prompt_template_may_hold_other_braces(tiny):
+    """MATH prompts ask for ``\\boxed{}``; before, ``str.format`` read those braces as fields and raised IndexError."""
+    from nips25_vgsearch import HFPRM
+
+    tok, _, prm = tiny
+    plain = HFPRM(prm, tok, prompt_template="box it {problem}\n\n").score(["1+1"], ["2\n\n"])
+    braced = HFPRM(prm, tok, prompt_template="box{} {problem}\n\n").score(["1+1"], ["2\n\n"])
+    assert len(braced[0]) == 1 and 0.0 <= braced[0][0] <= 1.0 and braced != plain

@@ -22,3 +22,12 @@ def test_hf_generator_step_rejects_non_requests(tiny):
     tok, lm, _ = tiny
     with pytest.raises(TypeError, match="StepRequest"):
         HFGenerator(lm, tok).step([None])  # type: ignore[list-item]
+
+
+@pytest.mark.xfail(strict=True, reason="HFGenerator.step fills prompt_template with str.format: other braces raise")
+def test_hf_generator_prompt_template_may_hold_other_braces(tiny):
+    from nips25_vgsearch import StepRequest
+
+    tok, lm, _ = tiny
+    gen = HFGenerator(lm, tok, prompt_template="put it in \\boxed{} {problem}\n\n", max_step_tokens=2)
+    assert len(gen.step([StepRequest("1+1", "", 0, 0)])) == 1

@@ -192,7 +192,7 @@ class HFPRM:
     Args:
         model, tokenizer: the PRM and its (fast) tokenizer.
         mode: ``"value_head"`` or ``"token_prob"``.
-        prompt_template: the prompt; ``{problem}`` is replaced.
+        prompt_template: the prompt; ``{problem}`` is replaced (other braces are kept as written).
         step_tag, good_token, bad_token: for ``token_prob``.
         batch_size: prefixes per forward pass.
     """
@@ -225,7 +225,7 @@ class HFPRM:
 
     def _text(self, problem: str, prefix: str) -> tuple[str, list[int]]:
         """The PRM input and the character index of every step's scoring position."""
-        text = self.prompt_template.format(problem=problem)
+        text = self.prompt_template.replace("{problem}", problem)  # other braces (e.g. \\boxed{}) stay as written
         ends = []
         for step in _split_steps(prefix):
             if self.mode == "token_prob":
