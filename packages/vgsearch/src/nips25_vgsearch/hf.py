@@ -225,7 +225,7 @@ class HFPRM:
 
     def _text(self, problem: str, prefix: str) -> tuple[str, list[int]]:
         """The PRM input and the character index of every step's scoring position."""
-        text = self.prompt_template.replace("{problem}", problem)  # other braces (e.g. \\boxed{}) stay as written
+        text = self.prompt_template.replace("{problem}", problem)  # other braces (e.g. \boxed{}) stay as written
         ends = []
         for step in _split_steps(prefix):
             if self.mode == "token_prob":
