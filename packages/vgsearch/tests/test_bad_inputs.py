@@ -81,6 +81,7 @@ def test_adaptive_fit_and_choose_reject_malformed_input():
         AdaptiveG().fit(res, {g: [1.5, 0.2, 3.0] for g in (1, 2)})
     with pytest.raises(TypeError, match="SearchResult"):
         AdaptiveG().fit({1: [1, 2, 3]}, {1: [True] * 3})
+    AdaptiveG().fit(res, {g: np.array([1.0, 0.0, 1.0]) for g in (1, 2)})  # 0/1 numbers are fine
     fitted = AdaptiveG(policy="budget").fit(res, {g: [True, False, np.bool_(True)] for g in (1, 2)})
     with pytest.raises(ValueError, match="budget"):
         fitted.choose(budget="1e9")  # type: ignore[arg-type]
