@@ -86,6 +86,11 @@ def test_matched_flops_comparison_hand_example():
            _pt("bon", 16, 0.55, 1000.0), _pt("g=2", 4, 0.7, 5.0), _pt("g=2", 16, 0.8, 500.0)]  # fmt: skip
     out = matched_flops_comparison(pts, candidates=["g=2"], n_problems=100)
     assert out["beats"] and out["method"] == "g=2"
+    # By hand, x = log10 FLOPs: g=2 is 0.7 + 0.05 (x - log10 5), beam 0.5 + 0.05 (x - 1), BoN 0.4 + 0.05 x below
+    # beam everywhere: the margin over beam is 0.25 - 0.05 log10 5 at every budget; SE = sqrt(p (1 - p) / 100).
+    margin = 0.25 - 0.05 * math.log10(5.0)
+    assert out["margins"]["g=1"] == pytest.approx(margin)
+    assert out["se"] == pytest.approx(math.sqrt(out["baseline_best"] * (1 - out["baseline_best"]) / 100))
     assert out["range"] == [10.0, 500.0]
     with pytest.raises(ValueError, match="lack"):
         matched_flops_comparison(pts, candidates=["g=3"], n_problems=100)

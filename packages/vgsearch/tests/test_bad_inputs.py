@@ -81,6 +81,7 @@ def test_adaptive_fit_and_choose_reject_malformed_input():
         AdaptiveG().fit(res, {g: [1.5, 0.2, 3.0] for g in (1, 2)})
     with pytest.raises(TypeError, match="SearchResult"):
         AdaptiveG().fit({1: [1, 2, 3]}, {1: [True] * 3})
+    AdaptiveG().fit(res, {g: np.array([1.0, 0.0, 1.0]) for g in (1, 2)})  # 0/1 numbers are fine
     fitted = AdaptiveG(policy="budget").fit(res, {g: [True, False, np.bool_(True)] for g in (1, 2)})
     with pytest.raises(ValueError, match="budget"):
         fitted.choose(budget="1e9")  # type: ignore[arg-type]
@@ -113,3 +114,13 @@ def test_hf_prm_rejects_a_model_that_does_not_fit_its_mode_and_str_inputs(tiny):
         HFPRM(prm, tok).score(["a"], [None])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="batch_size"):
         HFPRM(prm, tok, batch_size=1.5)  # type: ignore[arg-type]
+
+
+def test_hf_prm_prompt_template_may_hold_other_braces(tiny):
+    """MATH prompts ask for ``\\boxed{}``; before, ``str.format`` read those braces as fields and raised IndexError."""
+    from nips25_vgsearch import HFPRM
+
+    tok, _, prm = tiny
+    plain = HFPRM(prm, tok, prompt_template="box it {problem}\n\n").score(["1+1"], ["2\n\n"])
+    braced = HFPRM(prm, tok, prompt_template="box{} {problem}\n\n").score(["1+1"], ["2\n\n"])
+    assert len(braced[0]) == 1 and 0.0 <= braced[0][0] <= 1.0 and braced != plain

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-from nips25_vgsearch.generator import is_int
 from nips25_vgsearch.search import SearchResult
 
 __all__ = ["AdaptiveG", "difficulty_proxy"]
@@ -117,7 +117,7 @@ class AdaptiveG:
                 raise ValueError(f"results[{g}] and correct[{g}] must have {len(first)} entries")
             if not all(isinstance(r, SearchResult) for r in results[g]):
                 raise TypeError(f"results[{g}] must hold SearchResult objects (one per dev problem)")
-            if not all(isinstance(c, (bool, np.bool_)) or (is_int(c) and c in (0, 1)) for c in correct[g]):
+            if not all(isinstance(c, (bool, np.bool_, numbers.Real)) and c in (0, 1) for c in correct[g]):
                 raise ValueError(f"correct[{g}] must hold bools (or 0/1), one per dev problem")
             if [r.problem for r in results[g]] != [r.problem for r in first]:
                 raise ValueError(f"results[{g}] must list the same problems in the same order")

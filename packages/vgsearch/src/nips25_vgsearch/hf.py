@@ -103,6 +103,9 @@ class HFGenerator:
             raise ValueError(f"temperature must be finite and > 0, got {temperature}")
         if not 0.0 < top_p <= 1.0:
             raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+        for name, limit in (("max_step_tokens", max_step_tokens), ("max_answer_tokens", max_answer_tokens)):
+            if isinstance(limit, bool) or not isinstance(limit, int):
+                raise ValueError(f"{name} must be an int >= 1, got {limit!r}")
         if max_step_tokens < 1 or max_answer_tokens < 1:
             raise ValueError(f"max_step_tokens and max_answer_tokens must be >= 1, got {max_step_tokens}, "
                              f"{max_answer_tokens}")  # fmt: skip
@@ -154,7 +157,7 @@ class HFGenerator:
                 messages = [*system, {"role": "user", "content": problem}]
                 text = str(self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False))
             else:
-                text = self.prompt_template.format(problem=problem)
+                text = self.prompt_template.replace("{problem}", problem)  # other braces stay as written
             if len(self._prompts) >= 4096:
                 self._prompts.clear()
             self._prompts[problem] = text
@@ -180,6 +183,9 @@ class HFGenerator:
         """One step (or the rest of the answer) per request."""
         if not requests:
             return []
+        for i, r in enumerate(requests):
+            if not isinstance(r, StepRequest):
+                raise TypeError(f"requests[{i}] must be a StepRequest, got {type(r).__name__}")
         texts = [self.prompt(r.problem) + r.prefix for r in requests]
         limit = self.max_answer_tokens if to_eos else self.max_step_tokens
         if self._decoder is not None:
@@ -238,7 +244,7 @@ class HFPRM:
     Args:
         model, tokenizer: the PRM and its (fast) tokenizer.
         mode: ``"value_head"`` or ``"token_prob"``.
-        prompt_template: the prompt; ``{problem}`` is replaced.
+        prompt_template: the prompt; ``{problem}`` is replaced (other braces are kept as written).
         step_tag, good_token, bad_token: for ``token_prob``.
         batch_size: prefixes per forward pass.
     """
@@ -276,7 +282,7 @@ class HFPRM:
         the prompt (``value_head``) or at a step tag right after it (``token_prob``): one score, the PRM's value of
         a solution with no step.
         """
-        text = self.prompt_template.format(problem=problem)
+        text = self.prompt_template.replace("{problem}", problem)  # other braces (e.g. \boxed{}) stay as written
         if not prefix:
             if self.mode == "token_prob":
                 text += self.step_tag
