@@ -337,7 +337,13 @@ def _paper(seed: int, out_dir: Path) -> Report:
         raise PaperInputError(f"VGSEARCH_PRM: cannot load {paths['VGSEARCH_PRM']}: {err}") from err
     chat = isinstance(gen, HFGenerator) and bool(getattr(gen.tokenizer, "chat_template", None))
     if chat:  # instruct models: the chat template, as the paper's code
-        gen = HFGenerator(gen.model, gen.tokenizer, chat_template=True, system_prompt=system_prompt)
+        try:
+            gen = HFGenerator(gen.model, gen.tokenizer, chat_template=True, system_prompt=system_prompt)
+        except ValueError as err:  # e.g. a template without a system role
+            raise PaperInputError(
+                f"VGSEARCH_GENERATOR: the chat template of {paths['VGSEARCH_GENERATOR']} cannot render the prompt "
+                f"({err}); set VGSEARCH_SYSTEM_PROMPT='' to send no system message"
+            ) from err
 
     def is_correct(problem: str, completion: str) -> bool:
         return exact_match(completion, answers[problem])
