@@ -235,3 +235,40 @@ def test_prm_scores_an_empty_prefix_at_the_end_of_the_prompt(tiny):
     assert both[0] == pytest.approx(score, abs=1e-6) and len(both[1]) == 1
     tagged = HFPRM(lm, tok, mode="token_prob", step_tag=";", good_token="a", bad_token="b").score(["1+1"], [""])
     assert len(tagged[0]) == 1 and 0.0 <= tagged[0][0] <= 1.0
+
+
+def test_gguf_path_may_be_the_file_itself(tiny, tmp_path):
+    """``load_generator("dir/model.gguf")`` is ``load_generator("dir", gguf_file="model.gguf")``, so the paper
+    profile's ``$VGSEARCH_GENERATOR`` may name a GGUF file (it failed: no config.json)."""
+    pytest.importorskip("gguf")
+    tok, lm, _ = tiny
+    _write_tiny_gguf(lm, tok, tmp_path / "tiny.gguf")
+    kw = {"dtype": torch.float32, "do_sample": False, "max_step_tokens": 8}
+    reqs = [StepRequest("3+4", "", 0, 1), StepRequest("5-1", "a\n\n", 1, 2)]
+    by_file = load_generator(tmp_path / "tiny.gguf", **kw)
+    assert by_file.step(reqs) == load_generator(tmp_path, gguf_file="tiny.gguf", **kw).step(reqs)
+
+
+def test_loaders_put_the_models_on_the_gpu_when_there_is_one(tiny, tmp_path, monkeypatch):
+    """``device=None`` (the default, and what ``--profile paper`` uses) moves both models to CUDA when it is
+    available (they stayed on the CPU: a GPU host ran the paper profile on its CPU); ``device`` overrides it."""
+    tok, lm, prm_model = tiny
+    for model, name in ((lm, "gen"), (prm_model, "prm")):
+        model.save_pretrained(tmp_path / name)
+        tok.save_pretrained(tmp_path / name)
+    assert load_generator(tmp_path / "gen", dtype=torch.float32, device="cpu").model.device.type == "cpu"
+    moved: list[str] = []
+    to = torch.nn.Module.to
+
+    def fake_to(self, *args, **kwargs):  # record moves to CUDA (absent here), do every other move
+        if args and isinstance(args[0], torch.device) and args[0].type == "cuda":
+            moved.append(type(self).__name__)
+            return self
+        return to(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.nn.Module, "to", fake_to)
+    load_generator(tmp_path / "gen", dtype=torch.float32)
+    load_prm(tmp_path / "prm", dtype=torch.float32)
+    load_prm(tmp_path / "gen", mode="token_prob", dtype=torch.float32, device="cpu")
+    assert moved == ["LlamaForCausalLM", "LlamaForTokenClassification"]

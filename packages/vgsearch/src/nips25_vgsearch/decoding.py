@@ -6,7 +6,8 @@ prompts. :class:`StepDecoder` instead
 
 * runs one forward pass per token over the rows that are still decoding (a row leaves the batch at its step
   delimiter, its EOS token or its length limit: ``Cache.batch_select_indices``);
-* keeps the KV cache of every step that ended at the delimiter, keyed by its text, for ``cache_calls`` later calls:
+* keeps the KV cache of every step that ended at the delimiter, keyed by its text (when the text tokenizes back to
+  the tokens the model read, so that reuse never changes the context), for ``cache_calls`` later calls:
   when the search sends that text back (the beam survived the verifier), only its last token is read again;
 * reads a text shared by several requests of a call (the ``n`` first samples of a problem, the copies a kept beam
   branches into) once, and branches the rows by gathering cache rows (``Cache.reorder_cache``).
@@ -48,6 +49,17 @@ def supports_cached_decoding(model: Any) -> bool:
     except Exception:  # an older transformers, or a model without a decoder config
         return False
     return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+
+
+def _finite(logits: torch.Tensor) -> torch.Tensor:
+    """``logits``, refused when one is NaN or +inf (argmax and sampling would then pick arbitrary tokens)."""
+    if not bool((logits < float("inf")).all()):  # False for NaN and +inf; -inf (a banned token) is fine
+        raise FloatingPointError(
+            "the model returned NaN or +inf logits; with padded rows this is what transformers' eager attention "
+            "does in float64 (its float32 softmax turns the padding mask into NaN): use attn_implementation='sdpa', "
+            "or float32/bfloat16 weights"
+        )
+    return logits
 
 
 @dataclass
@@ -168,6 +180,10 @@ class StepDecoder:
 
         Returns:
             One :class:`DecodedRow` per text, in order.
+
+        Raises:
+            ValueError: on mismatched lengths, ``max_new_tokens < 1`` or a text without tokens.
+            FloatingPointError: if the model returns NaN or +inf logits.
         """
         from transformers import DynamicCache
 
@@ -230,7 +246,7 @@ class StepDecoder:
         out = self.model(input_ids=input_ids.to(device), attention_mask=mask, position_ids=position_ids.to(device),
                          use_cache=True, logits_to_keep=1, **{self._cache_kw: cache})  # fmt: skip
         forwards = 1
-        logits = out.logits[:, -1, :].float()
+        logits = _finite(out.logits[:, -1, :].float())
         index = torch.tensor(row_u, device=device)
         if row_u != list(range(n_u)):  # branch: copies of a text gather its cache row
             cache.reorder_cache(index)  # type: ignore[arg-type]
@@ -260,7 +276,8 @@ class StepDecoder:
             token = self._sample(scores, uniform[:, t])
             is_eos = torch.isin(token, eos_ids)
             crossed = has_stop[token] | (previous_c0 & starts_c1[token])
-            previous_c0 = torch.where(empty[token], previous_c0, ends_c0[token])
+            # a crossing starts a new step, which (like a step sampled alone) has no newline before it
+            previous_c0 = torch.where(empty[token], previous_c0, ends_c0[token]) & ~crossed
             done_flags = (is_eos | crossed) if stop_at_delimiter else is_eos
             flags = torch.stack([is_eos, crossed, done_flags]).tolist()
             tokens = token.tolist()
@@ -301,7 +318,7 @@ class StepDecoder:
             out = self.model(input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=length.unsqueeze(1),
                              use_cache=True, **{self._cache_kw: cache})  # fmt: skip
             forwards += 1
-            logits = out.logits[:, -1, :].float()
+            logits = _finite(out.logits[:, -1, :].float())
             length = length + 1
         self.last_stats = {
             "rows": rows, "unique": n_u, "cached_tokens": sum(len(c) for c in cached),
@@ -311,8 +328,15 @@ class StepDecoder:
         return [r for r in results if r is not None]
 
     def _store(self, text: str, ids: list[int], new: list[int], cache: Any, row_mask: torch.Tensor, a: int) -> None:
-        """Keep row ``a``'s cache (its unmasked positions) under the text it continues to: ``text`` + its new tokens."""
+        """Keep row ``a``'s cache (its unmasked positions) under the text it continues to: ``text`` + its new tokens.
+
+        Only when that text tokenizes back to exactly these tokens: a token that decodes to nothing (a special token
+        the model sampled) or a split the tokenizer would not make leaves the text's tokens different from what the
+        model read, and reusing the cache would continue from a context that re-reading the text does not give.
+        """
+        key = text + self.tokenizer.decode(new, skip_special_tokens=True)
+        if list(self.tokenizer(key, add_special_tokens=False)["input_ids"]) != ids + new:
+            return
         where = row_mask.nonzero().squeeze(1)
         kv = [(layer.keys[a][:, where], layer.values[a][:, where]) for layer in cache.layers]
-        key = text + self.tokenizer.decode(new, skip_special_tokens=True)
         self._entries[key] = _Entry(ids + new, kv, self._call)

