@@ -11,7 +11,7 @@ from nips25_vgsearch import HFPRM, STOP, HFGenerator, Step, StepRequest, load_ge
 def test_generated_step_ends_at_stop_or_eos(tiny):
     tok, lm, _ = tiny
     nl = tok.convert_tokens_to_ids("\n")
-    # the prompt must not end in the stop string: generate() matches stop strings across the prompt boundary
+    # a prompt that does not end in the delimiter, so that the forced newlines are the step's own
     forced = HFGenerator(lm, tok, prompt_template="{problem}:", max_step_tokens=12,
                          generate_kwargs={"sequence_bias": {(nl,): 50.0}})  # fmt: skip
     steps = forced.step([StepRequest("1+1", "", 0, 3), StepRequest("2+2", "", 0, 4)])
@@ -272,3 +272,19 @@ def test_loaders_put_the_models_on_the_gpu_when_there_is_one(tiny, tmp_path, mon
     load_prm(tmp_path / "prm", dtype=torch.float32)
     load_prm(tmp_path / "gen", mode="token_prob", dtype=torch.float32, device="cpu")
     assert moved == ["LlamaForCausalLM", "LlamaForTokenClassification"]
+
+
+def test_generate_decoder_does_not_end_a_step_across_the_prompt_boundary(tiny):
+    """Regression (rev4): with ``stop_strings``, ``generate`` matched the delimiter across the end of the input, so
+    after the default prompt (ending in "\\n\\n") or any prefix a step whose first token is a newline ended at once
+    (text "\\n", path finished) where the cached decoder continued it. Both decoders now read only new tokens."""
+    tok, lm, _ = tiny
+    nl = tok.convert_tokens_to_ids("\n")
+    reqs = [StepRequest("1+1=", "", 0, 0), StepRequest("hello world 12", "", 0, 1), StepRequest("1+1", "ab\n\n", 1, 2)]
+    steps = {}
+    for decoder, kw in (("cached", {"logits_processor": [lambda ids, s: s + 2.5 * (torch.arange(s.shape[-1]) == nl)]}),
+                        ("generate", {"generate_kwargs": {"sequence_bias": {(nl,): 2.5}}})):  # fmt: skip
+        gen = HFGenerator(lm, tok, do_sample=False, max_step_tokens=12, decoder=decoder, **kw)  # type: ignore[arg-type]
+        steps[decoder] = gen.step(reqs)
+    assert steps["generate"] == steps["cached"]
+    assert all(s.text.startswith("\n") and s.text.endswith(STOP) and not s.finished for s in steps["generate"])

@@ -28,7 +28,7 @@ import torch
 
 from nips25_vgsearch.generator import STOP, step_seed
 
-__all__ = ["StepDecoder", "supports_cached_decoding"]
+__all__ = ["DelimiterStop", "StepDecoder", "delimiter_tables", "supports_cached_decoding"]
 
 #: ``processor(input_ids (rows, length), scores (rows, vocab)) -> scores``, e.g. a ``transformers`` LogitsProcessor.
 LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -60,6 +60,43 @@ def _finite(logits: torch.Tensor) -> torch.Tensor:
             "or float32/bfloat16 weights"
         )
     return logits
+
+
+def delimiter_tables(tokenizer: Any, vocab: int, device: torch.device | str) -> tuple[torch.Tensor, ...]:
+    """Per-token flags, shape ``(vocab,)`` each, to find the delimiter across tokens: the token's text contains it,
+    ends with its first char, starts with its second char, is empty (a special token)."""
+    n_tok = min(vocab, len(tokenizer))
+    pieces = tokenizer.batch_decode([[i] for i in range(n_tok)], skip_special_tokens=True) + [""] * (vocab - n_tok)
+    flags = [[STOP in p, p.endswith(STOP[0]), p.startswith(STOP[1:]), not p] for p in pieces]
+    t = torch.tensor(flags, dtype=torch.bool, device=device)
+    return t[:, 0], t[:, 1], t[:, 2], t[:, 3]
+
+
+class DelimiterStop:
+    """A ``transformers`` stopping criterion for ``generate``: a row stops once its new tokens hold the delimiter.
+
+    ``generate``'s own ``stop_strings`` also match across the end of the input, so after a prompt or prefix that
+    ends in ``"\\n\\n"`` a step whose first token is a newline stopped right there (a one-newline step that ended
+    its path); this one reads only the tokens after ``prompt_length``, as :class:`StepDecoder` does.
+
+    Args:
+        tables: :func:`delimiter_tables` of the model's tokenizer and vocabulary, on the model's device.
+        prompt_length: width of the (left-padded) input batch.
+    """
+
+    def __init__(self, tables: tuple[torch.Tensor, ...], prompt_length: int) -> None:
+        self.tables, self.prompt_length = tables, int(prompt_length)
+        self._previous = self._done = torch.zeros(0, dtype=torch.bool)
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any = None, **kwargs: Any) -> torch.Tensor:
+        has_stop, ends_c0, starts_c1, empty = self.tables
+        if input_ids.shape[1] <= self.prompt_length + 1:  # the first new token: nothing before it counts
+            self._previous = self._done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        token = input_ids[:, -1]
+        crossed = has_stop[token] | (self._previous & starts_c1[token])
+        self._previous = torch.where(empty[token], self._previous, ends_c0[token])
+        self._done = self._done | crossed
+        return self._done.clone()
 
 
 @dataclass
@@ -133,16 +170,8 @@ class StepDecoder:
         return len(self._entries)
 
     def _stop_tables(self, vocab: int, device: torch.device) -> tuple[torch.Tensor, ...]:
-        """Per-token flags for the delimiter across tokens: contains it, ends with its first char, starts with its
-        second char, decodes to nothing."""
         if self._tables is None or self._tables[0].shape[0] != vocab or self._tables[0].device != device:
-            n_tok = min(vocab, len(self.tokenizer))
-            pieces = self.tokenizer.batch_decode([[i] for i in range(n_tok)], skip_special_tokens=True) + [""] * (
-                vocab - n_tok
-            )
-            flags = [[STOP in p, p.endswith(STOP[0]), p.startswith(STOP[1:]), not p] for p in pieces]
-            t = torch.tensor(flags, dtype=torch.bool, device=device)
-            self._tables = (t[:, 0], t[:, 1], t[:, 2], t[:, 3])
+            self._tables = delimiter_tables(self.tokenizer, vocab, device)
         return self._tables
 
     def _sample(self, scores: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:

@@ -11,7 +11,13 @@ from typing import Any, Literal
 
 import torch
 
-from nips25_vgsearch.decoding import LogitsProcessor, StepDecoder, supports_cached_decoding
+from nips25_vgsearch.decoding import (
+    DelimiterStop,
+    LogitsProcessor,
+    StepDecoder,
+    delimiter_tables,
+    supports_cached_decoding,
+)
 from nips25_vgsearch.generator import STOP, Step, StepRequest
 
 __all__ = ["HFPRM", "HFGenerator", "load_generator", "load_prm"]
@@ -69,7 +75,8 @@ class HFGenerator:
       :func:`~nips25_vgsearch.generator.step_seed` ``(seed, k)``, as the simulator does, so sampling is
       deterministic under a seed and does not depend on which other rows share the call (up to floating-point
       differences of batched kernels).
-    * ``decoder="generate"``: ``model.generate(..., stop_strings=["\\n\\n"])`` on the left-padded batch, seeded per
+    * ``decoder="generate"``: ``model.generate`` on the left-padded batch, stopping a row at the delimiter in its new
+      tokens (:class:`~nips25_vgsearch.decoding.DelimiterStop`), seeded per
       call (one random stream per call); every call re-reads prompt and prefix. Needed for ``generate_kwargs`` and
       for models whose cache is not full attention (sliding-window, linear attention).
 
@@ -151,6 +158,7 @@ class HFGenerator:
         self.prompt_template = prompt_template
         self.chat_template, self.system_prompt = chat_template, system_prompt
         self._prompts: dict[str, str] = {}
+        self._tables: tuple[torch.Tensor, ...] | None = None  # delimiter flags per token (decoder="generate")
         self.temperature, self.top_p, self.do_sample = float(temperature), float(top_p), do_sample
         self.max_step_tokens, self.max_answer_tokens = int(max_step_tokens), int(max_answer_tokens)
         self.generate_kwargs = dict(generate_kwargs or {})
@@ -228,8 +236,14 @@ class HFGenerator:
         kwargs: dict[str, Any] = {
             **sampling, "max_new_tokens": limit, "pad_token_id": self.tokenizer.pad_token_id, **self.generate_kwargs,
         }  # fmt: skip
-        if not to_eos:
-            kwargs.update(stop_strings=[STOP], tokenizer=self.tokenizer)
+        if not to_eos:  # our criterion, not stop_strings: those also match across the end of the input
+            from transformers import StoppingCriteriaList
+
+            if self._tables is None:
+                vocab = max(len(self.tokenizer), int(self.model.get_output_embeddings().weight.shape[0]))
+                self._tables = delimiter_tables(self.tokenizer, vocab, self.model.device)
+            stop = DelimiterStop(self._tables, enc["input_ids"].shape[1])
+            kwargs["stopping_criteria"] = StoppingCriteriaList([*kwargs.get("stopping_criteria", ()), stop])
         out = self.model.generate(**enc, **kwargs)
         eos = self.tokenizer.eos_token_id
         rows = []
