@@ -263,8 +263,8 @@ def test_a_kept_cache_holds_exactly_the_tokens_of_its_text(tiny):
     nl, a, pad = tok.convert_tokens_to_ids("\n"), tok.convert_tokens_to_ids("a"), tok.pad_token_id
     kw = {"max_new_tokens": 6, "stop_at_delimiter": True}
     hidden = StepDecoder(lm, tok, do_sample=False, logits_processor=[Script([a, pad, nl, nl])])
-    (row,) = hidden.run(["1+1="], [0], [0], **kw)
-    assert row.ids == [a, pad, nl, nl] and row.stop and hidden.cached_texts == 0
+    rows = hidden.run(["1+1=", "1+1="], [0, 1], [0, 0], **kw)  # two rows ending in the same text
+    assert all(r.ids == [a, pad, nl, nl] and r.stop for r in rows) and hidden.cached_texts == 0
     plain = StepDecoder(lm, tok, do_sample=False, logits_processor=[Script([a, nl, nl])])
     (row,) = plain.run(["1+1="], [0], [0], **kw)
     assert row.ids == [a, nl, nl] and plain.cached_texts == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from nips25_vgsearch import HFPRM, load_generator, load_prm
+from nips25_vgsearch import HFPRM, HFGenerator, load_generator, load_prm
 from nips25_vgsearch.decoding import StepDecoder
 
 
@@ -106,3 +106,29 @@ def test_nan_logits_raise_instead_of_choosing_tokens(tiny):
     finally:
         banned.remove()
     assert 3 not in row.ids
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="rev4: search.py counts the generator's prompt as count_tokens(problem), not the text the model reads "
+    "(prompt_template, or the chat template with its system prompt), so prefill FLOPs undercount every request "
+    "(here 3 tokens instead of 19). Fix: _State's problem_tokens = count_tokens(generator.prompt(problem)) when the "
+    "generator has prompt() (HFGenerator), else count_tokens(problem).",
+)
+def test_ledger_counts_the_prompt_the_generator_reads(tiny, fresh_tokenizer):
+    from nips25_vgsearch import best_of_n
+
+    _, lm, _ = tiny
+    tok = fresh_tokenizer
+    tok.chat_template = "{% for m in messages %}{{ m['role'][0] }}={{ m['content'] }};{% endfor %}a="
+    gen = HFGenerator(lm, tok, chat_template=True, system_prompt="be brief", max_answer_tokens=4)
+
+    class Half:
+        n_params = 1.0
+
+        def score(self, problems, prefixes):
+            return [[0.5] for _ in prefixes]
+
+    (res,) = best_of_n(["1+1"], gen, Half(), n=4, seed=0)
+    assert gen.count_tokens(gen.prompt("1+1")) == 19  # "s=be brief;u=1+1;a=", one token per character
+    assert res.ledger.prefill_tokens == 4 * 19

@@ -154,6 +154,7 @@ class StepDecoder:
         self.eos_ids = sorted(int(i) for i in eos_ids)
         self._tables: tuple[torch.Tensor, ...] | None = None
         self._entries: dict[str, _Entry] = {}
+        self._unchecked: list[str] = []  # texts stored in this call, checked against their tokens at its end
         self._call = 0
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # renamed in transformers 5.x
@@ -353,6 +354,7 @@ class StepDecoder:
             "rows": rows, "unique": n_u, "cached_tokens": sum(len(c) for c in cached),
             "prefill_tokens": sum(len(p) for p in pending), "forwards": forwards,
         }  # fmt: skip
+        self._check_stored()
         self._entries = {k: e for k, e in self._entries.items() if self._call - e.call < self.cache_calls}
         return [r for r in results if r is not None]
 
@@ -364,8 +366,16 @@ class StepDecoder:
         model read, and reusing the cache would continue from a context that re-reading the text does not give.
         """
         key = text + self.tokenizer.decode(new, skip_special_tokens=True)
-        if list(self.tokenizer(key, add_special_tokens=False)["input_ids"]) != ids + new:
-            return
         where = row_mask.nonzero().squeeze(1)
         kv = [(layer.keys[a][:, where], layer.values[a][:, where]) for layer in cache.layers]
         self._entries[key] = _Entry(ids + new, kv, self._call)
+        self._unchecked.append(key)
+
+    def _check_stored(self) -> None:
+        """Drop the entries of this call whose text does not tokenize back to their tokens (one batched call)."""
+        keys = list(dict.fromkeys(k for k in self._unchecked if k in self._entries))  # a text may end two rows
+        self._unchecked = []
+        if keys:
+            for key, ids in zip(keys, self.tokenizer(keys, add_special_tokens=False)["input_ids"]):
+                if list(ids) != self._entries[key].ids:
+                    del self._entries[key]
