@@ -288,3 +288,15 @@ def test_generate_decoder_does_not_end_a_step_across_the_prompt_boundary(tiny):
         steps[decoder] = gen.step(reqs)
     assert steps["generate"] == steps["cached"]
     assert all(s.text.startswith("\n") and s.text.endswith(STOP) and not s.finished for s in steps["generate"])
+
+
+def test_chat_template_that_rejects_the_messages_fails_at_construction(tiny, fresh_tokenizer):
+    """Regression (rev4): a chat template without a system role (Mistral/Gemma style) raised inside the first
+    search call; it is now a ValueError naming ``system_prompt`` when the generator is built."""
+    _, lm, _ = tiny
+    tok = fresh_tokenizer
+    tok.chat_template = ("{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('no system role') }}"
+                         "{% endif %}{{ m['content'] }};{% endfor %}")  # fmt: skip
+    with pytest.raises(ValueError, match=r"system_prompt='be brief'\): no system role"):
+        HFGenerator(lm, tok, chat_template=True, system_prompt="be brief")
+    assert HFGenerator(lm, tok, chat_template=True).prompt("1+1") == "1+1;"  # no system message: fine

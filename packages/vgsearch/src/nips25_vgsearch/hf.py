@@ -102,6 +102,11 @@ class HFGenerator:
             off). Calls that skip a beam (problems at different ``g`` in one batch) need it above 1.
         logits_processor: ``(input_ids, scores) -> scores`` callables applied before sampling (``"cached"`` only),
             e.g. ``transformers`` logits processors.
+
+    Raises:
+        TypeError: for a model without ``generate``, a tokenizer that is not callable, or a non-bool flag.
+        ValueError: for out-of-range sampling parameters or lengths, conflicting options, or a chat template that
+            cannot render a system and a user message (e.g. one without a system role, given ``system_prompt``).
     """
 
     def __init__(
@@ -164,6 +169,13 @@ class HFGenerator:
         self.generate_kwargs = dict(generate_kwargs or {})
         self.decoder = decoder
         self.n_params = float(sum(p.numel() for p in model.parameters()))
+        if chat_template:  # a template that rejects the messages (e.g. no system role) fails here, not mid-search
+            try:
+                self.prompt("1 + 1")
+            except Exception as err:
+                raise ValueError(f"chat_template=True: the tokenizer's chat template cannot render the messages "
+                                 f"(system_prompt={system_prompt!r}): {err}") from err  # fmt: skip
+            self._prompts.clear()
         self._decoder = (
             StepDecoder(model, tokenizer, temperature=temperature, top_p=top_p, do_sample=do_sample,
                         cache_calls=cache_calls, logits_processor=logits_processor)
