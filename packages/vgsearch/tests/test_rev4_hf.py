@@ -132,3 +132,20 @@ def test_ledger_counts_the_prompt_the_generator_reads(tiny, fresh_tokenizer):
     (res,) = best_of_n(["1+1"], gen, Half(), n=4, seed=0)
     assert gen.count_tokens(gen.prompt("1+1")) == 19  # "s=be brief;u=1+1;a=", one token per character
     assert res.ledger.prefill_tokens == 4 * 19
+
+
+def test_token_prob_prm_copies_two_logit_columns_not_the_vocabulary(tiny, monkeypatch):
+    """``token_prob`` moved the whole ``(batch, length, vocab)`` logits to the CPU in float32 (16 prefixes of 1000
+    tokens of a 32k-vocabulary PRM: 2 GB per batch); only the good and bad tokens' columns leave the device now.
+    The scores are those of the full softmax pair (known-answer test in test_hf.py)."""
+    tok, lm, _ = tiny
+    widths = []
+    to_cpu = torch.Tensor.cpu
+
+    def spy(self, *args, **kwargs):
+        widths.append(self.shape[-1] if self.dim() == 3 else None)
+        return to_cpu(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "cpu", spy)
+    scores = HFPRM(lm, tok, mode="token_prob", step_tag=";").score(["1+1", "2+2"], ["a\n\nb", "c\n\n"])
+    assert [len(r) for r in scores] == [2, 1] and widths == [2]

@@ -378,21 +378,26 @@ class HFPRM:
                     if self.mode == "value_head":
                         row.append(float(torch.sigmoid(logits[b, tok, 0])))
                     else:
-                        pair = torch.softmax(logits[b, tok, [self.good_id, self.bad_id]], dim=-1)
+                        pair = torch.softmax(logits[b, tok], dim=-1)  # good, bad
                         row.append(float(pair[0]))
                 out.append(row)
         return out
 
     def _logits(self, enc: Any) -> torch.Tensor:
-        """The model's logits on the batch, as float32 on the CPU, checked for what ``mode`` reads."""
-        logits = self.model(**enc.to(self.model.device)).logits.float().cpu()
+        """What ``mode`` reads of the model's logits on the batch, float32 on the CPU: shape ``(batch, length, 1)``
+        (``value_head``) or ``(batch, length, 2)``, the good and bad tokens' logits (``token_prob``; the other
+        vocabulary columns never leave the model's device)."""
+        logits = self.model(**enc.to(self.model.device)).logits
         width = logits.shape[-1]
         if self.mode == "value_head" and width != 1:
             raise ValueError(f"mode='value_head' needs a model with one output per token (a one-label head), got "
                              f"{width} per token; a causal-LM PRM takes mode='token_prob'")  # fmt: skip
-        if self.mode == "token_prob" and width <= max(self.good_id, self.bad_id):
-            raise ValueError(f"mode='token_prob' needs a causal LM whose logits cover good_token and bad_token "
-                             f"(ids {self.good_id}, {self.bad_id}), got {width} per token")  # fmt: skip
+        if self.mode == "token_prob":
+            if width <= max(self.good_id, self.bad_id):
+                raise ValueError(f"mode='token_prob' needs a causal LM whose logits cover good_token and bad_token "
+                                 f"(ids {self.good_id}, {self.bad_id}), got {width} per token")  # fmt: skip
+            logits = logits[..., [self.good_id, self.bad_id]]
+        logits = logits.float().cpu()
         if not torch.isfinite(logits).all():
             raise FloatingPointError("the PRM returned NaN or inf logits (try float32 or bfloat16 weights)")
         return logits
