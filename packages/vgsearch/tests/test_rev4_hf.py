@@ -149,3 +149,27 @@ def test_token_prob_prm_copies_two_logit_columns_not_the_vocabulary(tiny, monkey
     monkeypatch.setattr(torch.Tensor, "cpu", spy)
     scores = HFPRM(lm, tok, mode="token_prob", step_tag=";").score(["1+1", "2+2"], ["a\n\nb", "c\n\n"])
     assert [len(r) for r in scores] == [2, 1] and widths == [2]
+
+
+def test_prm_reads_the_bos_token_its_tokenizer_adds(tiny):
+    """A Llama/Mistral-style tokenizer prepends BOS (``tokenizer(text)``, ``tokenizer.encode``: how Math-Shepherd's
+    PRM is read); ``HFPRM`` tokenized without special tokens, so such a PRM saw inputs unlike its training ones.
+    Now it reads what ``tokenizer(text)`` gives (``add_special_tokens=False`` keeps the old reading)."""
+    from tokenizers import processors
+
+    tok, _, prm = tiny
+    tok = type(tok)(tokenizer_object=tok.backend_tokenizer.__class__.from_str(tok.backend_tokenizer.to_str()),
+                    pad_token="<pad>", eos_token="<eos>", bos_token="<eos>")  # fmt: skip
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single="<eos> $A", special_tokens=[("<eos>", 1)]
+    )
+    text, prefix = "1+1\n\n", "ab\n\n"
+    ids = tok(text + prefix, return_tensors="pt")
+    assert ids["input_ids"][0, 0].item() == 1  # BOS (here the <eos> id) first
+    with torch.no_grad():
+        want = torch.sigmoid(prm(**ids).logits[0, -3, 0]).item()  # at "b", the step's last character
+    assert HFPRM(prm, tok).score(["1+1"], [prefix])[0] == pytest.approx([want], abs=1e-6)
+    plain = HFPRM(prm, tok, add_special_tokens=False).score(["1+1"], [prefix])[0][0]
+    assert plain != pytest.approx(want, abs=1e-6)
+    with pytest.raises(TypeError, match="add_special_tokens"):
+        HFPRM(prm, tok, add_special_tokens=1)  # type: ignore[arg-type]

@@ -289,12 +289,15 @@ class HFPRM:
         prompt_template: the prompt; ``{problem}`` is replaced.
         step_tag, good_token, bad_token: for ``token_prob``.
         batch_size: prefixes per forward pass.
+        add_special_tokens: add the tokenizer's special tokens to the input, as ``tokenizer(text)`` and
+            ``tokenizer.encode`` do: the BOS token that Llama- and Mistral-based PRMs (e.g. Math-Shepherd) were
+            trained with; nothing for Qwen-based ones. ``False`` reads the text alone.
     """
 
     def __init__(
         self, model: Any, tokenizer: Any, *, mode: Literal["value_head", "token_prob"] = "value_head",
         prompt_template: str = "{problem}\n\n", step_tag: str = " ки", good_token: str = "+", bad_token: str = "-",
-        batch_size: int = 16,
+        batch_size: int = 16, add_special_tokens: bool = True,
     ) -> None:  # fmt: skip
         if mode not in ("value_head", "token_prob"):
             raise ValueError(f"mode must be 'value_head' or 'token_prob', got {mode!r}")
@@ -306,6 +309,9 @@ class HFPRM:
             raise ValueError("prompt_template must contain '{problem}'")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if not isinstance(add_special_tokens, bool):
+            raise TypeError(f"add_special_tokens must be a bool, got {type(add_special_tokens).__name__}")
+        self.add_special_tokens = add_special_tokens
         self.model, self.tokenizer, self.mode = model.eval(), tokenizer, mode
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -360,7 +366,8 @@ class HFPRM:
             self.tokenizer.padding_side = "right"
             try:
                 enc = self.tokenizer([t for t, _ in items], return_tensors="pt", padding=True,
-                                     add_special_tokens=False, return_offsets_mapping=True)  # fmt: skip
+                                     add_special_tokens=self.add_special_tokens,
+                                     return_offsets_mapping=True)  # fmt: skip
             finally:
                 self.tokenizer.padding_side = side
             offsets = enc.pop("offset_mapping")
