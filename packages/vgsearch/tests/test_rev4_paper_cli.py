@@ -12,16 +12,22 @@ from nips25_vgsearch.reproduce import paper_settings
 
 @pytest.fixture
 def env(tmp_path, monkeypatch, tiny):
-    """A generator directory, a PRM directory that is a causal LM (what a Math-Shepherd-style PRM is), an empty
-    directory and a JSONL, named by the profile's variables (generator and data well formed)."""
-    tok, lm, _ = tiny
-    for name in ("gen", "causal_prm"):
-        lm.save_pretrained(tmp_path / name)
+    """Generator and PRM directories and a JSONL named by the profile's variables, beside a PRM directory that is a
+    causal LM (what a Math-Shepherd-style PRM is), an empty directory and a generator whose chat template has no
+    system role."""
+    tok, lm, prm = tiny
+    for model, name in ((lm, "gen"), (lm, "causal_prm"), (prm, "prm")):
+        model.save_pretrained(tmp_path / name)
         tok.save_pretrained(tmp_path / name)
+    lm.save_pretrained(tmp_path / "no_system_role")  # a chat template without a system role (Mistral/Gemma style)
+    chat = type(tok)(tokenizer_object=tok.backend_tokenizer, pad_token="<pad>", eos_token="<eos>")
+    chat.chat_template = ("{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('no system role') }}"
+                          "{% endif %}{{ m['content'] }};{% endfor %}")  # fmt: skip
+    chat.save_pretrained(tmp_path / "no_system_role")
     (tmp_path / "empty").mkdir()
     data = tmp_path / "math.jsonl"
     data.write_text('{"problem": "1+1", "answer": "2"}\n{"problem": "2+3", "answer": "5"}\n')
-    for name, path in (("VGSEARCH_GENERATOR", "gen"), ("VGSEARCH_PRM", "causal_prm"), ("VGSEARCH_DATA", "math.jsonl")):
+    for name, path in (("VGSEARCH_GENERATOR", "gen"), ("VGSEARCH_PRM", "prm"), ("VGSEARCH_DATA", "math.jsonl")):
         monkeypatch.setenv(name, str(tmp_path / path))
     monkeypatch.setenv("VGSEARCH_NS", "4")
     return tmp_path
@@ -32,10 +38,12 @@ def env(tmp_path, monkeypatch, tiny):
     reason="rev4: cli.py checks only that the paths exist; a directory without config.json or a PRM checkpoint "
     "without a value head fails while loading, as a traceback (exit 1). Fix: paper_settings() checks config.json "
     "in both directories, and cli.py also turns the ValueError/FileNotFoundError/ImportError of load_generator and "
-    "load_prm into parser.error (e.g. load the models in a function the try block covers).",
+    "load_prm into parser.error (e.g. load the models in a function the try block covers). A chat template that "
+    "rejects a system message (HFGenerator now says so when built) should drop the system prompt, or exit 2.",
 )
 @pytest.mark.parametrize(("name", "value", "match"), [("VGSEARCH_GENERATOR", "empty", "config.json"),
-                                                      ("VGSEARCH_PRM", "causal_prm", "score")])  # fmt: skip
+                                                      ("VGSEARCH_PRM", "causal_prm", "score"),
+                                                      ("VGSEARCH_GENERATOR", "no_system_role", "system")])  # fmt: skip
 def test_paper_profile_model_errors_exit_2(env, monkeypatch, capsys, name, value, match):
     monkeypatch.setenv(name, str(env / value))
     with pytest.raises(SystemExit) as err:
