@@ -300,3 +300,17 @@ def test_chat_template_that_rejects_the_messages_fails_at_construction(tiny, fre
     with pytest.raises(ValueError, match=r"system_prompt='be brief'\): no system role"):
         HFGenerator(lm, tok, chat_template=True, system_prompt="be brief")
     assert HFGenerator(lm, tok, chat_template=True).prompt("1+1") == "1+1;"  # no system message: fine
+
+
+def test_generate_decoder_leaves_the_global_random_state_alone(tiny):
+    """Regression (rev4): ``decoder="generate"`` seeded torch's global generator on every call (``manual_seed``), so
+    a caller's own random numbers after a search depended on the search; the seeding now happens in a forked state."""
+    tok, lm, _ = tiny
+    gen = HFGenerator(lm, tok, decoder="generate", max_step_tokens=4)
+    reqs = [StepRequest("1+1", "", 0, 3)]
+    torch.manual_seed(123)
+    want = torch.rand(3)
+    torch.manual_seed(123)
+    first = gen.step(reqs)
+    assert torch.equal(torch.rand(3), want)
+    assert gen.step(reqs) == first  # still seeded per call

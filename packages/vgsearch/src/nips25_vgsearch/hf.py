@@ -242,7 +242,6 @@ class HFGenerator:
         finally:
             self.tokenizer.padding_side = side
         enc = enc.to(self.model.device)  # the model may live on a GPU; the tokenizer returns CPU tensors
-        torch.manual_seed(zlib.crc32(repr([r.seed for r in requests]).encode()) + sum(r.depth for r in requests))
         sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p} if self.do_sample else {
             "do_sample": False, "temperature": None, "top_p": None}  # fmt: skip
         kwargs: dict[str, Any] = {
@@ -256,7 +255,13 @@ class HFGenerator:
                 self._tables = delimiter_tables(self.tokenizer, vocab, self.model.device)
             stop = DelimiterStop(self._tables, enc["input_ids"].shape[1])
             kwargs["stopping_criteria"] = StoppingCriteriaList([*kwargs.get("stopping_criteria", ()), stop])
-        out = self.model.generate(**enc, **kwargs)
+        device = self.model.device
+        cuda = (
+            [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+        )
+        with torch.random.fork_rng(devices=cuda):  # the caller's global random state is left as it was
+            torch.manual_seed(zlib.crc32(repr([r.seed for r in requests]).encode()) + sum(r.depth for r in requests))
+            out = self.model.generate(**enc, **kwargs)
         eos = self.tokenizer.eos_token_id
         rows = []
         for row in out[:, enc["input_ids"].shape[1] :].tolist():
