@@ -104,9 +104,9 @@ def test_hf_prm_rejects_a_model_that_does_not_fit_its_mode_and_str_inputs(tiny):
     from nips25_vgsearch import HFPRM
 
     tok, lm, prm = tiny
-    with pytest.raises(ValueError, match="one output label"):
+    with pytest.raises(ValueError, match="one output per token"):
         HFPRM(lm, tok, mode="value_head").score(["1+1"], ["2\n\n"])
-    with pytest.raises(ValueError, match="vocabulary logits"):
+    with pytest.raises(ValueError, match="logits cover good_token and bad_token"):
         HFPRM(prm, tok, mode="token_prob", step_tag=" z", good_token="a", bad_token="b").score(["1+1"], ["2\n\n"])
     with pytest.raises(TypeError, match="problems"):
         HFPRM(prm, tok).score("a", "b")  # type: ignore[arg-type]

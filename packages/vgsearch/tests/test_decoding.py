@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from nips25_vgsearch import STOP, HFGenerator, StepRequest, best_of_n, vg_search
+from nips25_vgsearch import HFPRM, STOP, HFGenerator, StepRequest, best_of_n, vg_search
 from nips25_vgsearch.decoding import StepDecoder, supports_cached_decoding
 
 PROMPTS = ["1+1=", "22+3=ab", "9", "hello world 12"]
@@ -45,6 +45,24 @@ class NoEmptyStep:
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         after = (input_ids[:, -2:] == self.newline).all(dim=1)
         scores[after, self.newline] = float("-inf")
+        return scores
+
+
+class TripleNewline:
+    """After two newlines forces a third (the next step starts with a newline), after three forbids a fourth; bans
+    <pad> (it decodes to nothing: newline, pad, newline would be an empty step, which ends a VG-Search path)."""
+
+    def __init__(self, newline: int) -> None:
+        self.newline = newline
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        two = (input_ids[:, -2:] == self.newline).all(dim=1)
+        three = (input_ids[:, -3:] == self.newline).all(dim=1)
+        force = two & ~three
+        scores[force] = float("-inf")
+        scores[force, self.newline] = 0.0
+        scores[three, self.newline] = float("-inf")
+        scores[:, 0] = float("-inf")
         return scores
 
 
@@ -115,7 +133,7 @@ def test_sampling_is_deterministic_and_batch_invariant(tiny):
 
 def test_special_token_between_newlines_still_ends_the_step(tiny):
     """Regression: a token that decodes to nothing (here <pad>) between two newlines; the decoded text holds the
-    delimiter, so the step ends there and its cache is kept under that text (it was missed before the fix)."""
+    delimiter, so the step ends there (it was missed before the fix)."""
     tok, lm, _ = tiny
     nl, a = tok.convert_tokens_to_ids("\n"), tok.convert_tokens_to_ids("a")
     dec = StepDecoder(lm, tok, do_sample=False, logits_processor=[Script([a, nl, tok.pad_token_id, nl, a, a])])
@@ -149,19 +167,26 @@ def test_rows_leave_the_batch_and_searches_reuse_the_cache(tiny):
         assert s["forwards"] == longest
 
 
-def test_hf_best_of_n_equals_vg_search_without_pruning(tiny):
+@pytest.mark.parametrize(
+    ("shape", "mark"), [(NoEmptyStep, STOP), (TripleNewline, "\n\n\n")], ids=["steps", "newline-first"]
+)
+def test_hf_best_of_n_equals_vg_search_without_pruning(tiny, shape, mark):
     """With per-step random streams the HF generator honours `step_seed`: `beam_width=1` (nothing pruned) draws the
-    paths Best-of-N draws, so the completions coincide (the exactness test of the simulator, on a real LM)."""
+    paths Best-of-N draws, so the completions coincide (the exactness test of the simulator, on a real LM).
+
+    ``newline-first`` (regression, rev4): steps that start with a newline. In a run to the end, "a\\n\\n" then
+    "\\n" counted as two step ends, restarting the path's stream twice where the step-wise search starts one step;
+    a step end now starts a step with no newline before it, as a step sampled alone."""
     tok, lm, _ = tiny
     nl = tok.convert_tokens_to_ids("\n")
     # paths end at EOS well before the length limits, and no step is empty (an empty step ends a VG-Search path)
     gen = HFGenerator(lm, tok, max_step_tokens=200, max_answer_tokens=200,
-                      logits_processor=[Bias(nl, 3.0), Bias(tok.eos_token_id, 0.5), NoEmptyStep(nl)])  # fmt: skip
+                      logits_processor=[Bias(nl, 3.0), Bias(tok.eos_token_id, 0.5), shape(nl)])  # fmt: skip
     kw = {"n": 4, "seed": 5}
     bon = best_of_n(["1+1"], gen, ConstantVerifier(), **kw)[0]
     vg = vg_search(["1+1"], gen, ConstantVerifier(), beam_width=1, g=1, max_steps=40, refill="branch", **kw)[0]
     assert sorted(bon.completions) == sorted(vg.completions)
-    assert sum(c.count(STOP) for c in bon.completions) >= 4  # multi-step paths
+    assert sum(c.count(mark) for c in bon.completions) >= 4  # multi-step paths, steps that start with a newline
 
 
 def test_decoder_bad_input(tiny):
@@ -227,3 +252,28 @@ def test_last_call_stats_reports_the_last_step_call(tiny):
     stats["rows"] = -1
     assert gen.last_call_stats["rows"] == 3  # a copy
     assert HFGenerator(lm, tok, decoder="generate").last_call_stats == {}
+
+
+def test_a_kept_cache_holds_exactly_the_tokens_of_its_text(tiny):
+    """Regression (rev4): a step whose tokens do not re-tokenize to its text (here a <pad> the model sampled, which
+    decodes to nothing) was kept under that text, so a surviving beam continued from a context with the hidden token
+    while a fresh read (``cache_calls=0``, or the ``generate`` decoder) had none: results depended on the cache. Such
+    a step is not kept; one whose tokens are its text's is."""
+    tok, lm, prm = tiny
+    nl, a, pad = tok.convert_tokens_to_ids("\n"), tok.convert_tokens_to_ids("a"), tok.pad_token_id
+    kw = {"max_new_tokens": 6, "stop_at_delimiter": True}
+    hidden = StepDecoder(lm, tok, do_sample=False, logits_processor=[Script([a, pad, nl, nl])])
+    rows = hidden.run(["1+1=", "1+1="], [0, 1], [0, 0], **kw)  # two rows ending in the same text
+    assert all(r.ids == [a, pad, nl, nl] and r.stop for r in rows) and hidden.cached_texts == 0
+    plain = StepDecoder(lm, tok, do_sample=False, logits_processor=[Script([a, nl, nl])])
+    (row,) = plain.run(["1+1="], [0], [0], **kw)
+    assert row.ids == [a, nl, nl] and plain.cached_texts == 1
+    # a search in which a kept beam's step holds a sampled <pad>: keeping caches changes nothing
+    runs = []
+    for calls in (0, 2):
+        gen = HFGenerator(lm, tok, max_step_tokens=6, max_answer_tokens=8, cache_calls=calls,
+                          logits_processor=[Bias(nl, 2.5)])  # fmt: skip
+        res = vg_search(["1+1", "a\n\nb", "x" * 150, "  "], gen, HFPRM(prm, tok), n=4, beam_width=2, g=2, max_steps=3,
+                        seed=0)  # fmt: skip
+        runs.append([r.completions for r in res])
+    assert runs[0] == runs[1]

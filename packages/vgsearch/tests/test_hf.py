@@ -11,7 +11,7 @@ from nips25_vgsearch import HFPRM, STOP, HFGenerator, Step, StepRequest, load_ge
 def test_generated_step_ends_at_stop_or_eos(tiny):
     tok, lm, _ = tiny
     nl = tok.convert_tokens_to_ids("\n")
-    # the prompt must not end in the stop string: generate() matches stop strings across the prompt boundary
+    # a prompt that does not end in the delimiter, so that the forced newlines are the step's own
     forced = HFGenerator(lm, tok, prompt_template="{problem}:", max_step_tokens=12,
                          generate_kwargs={"sequence_bias": {(nl,): 50.0}})  # fmt: skip
     steps = forced.step([StepRequest("1+1", "", 0, 3), StepRequest("2+2", "", 0, 4)])
@@ -235,3 +235,82 @@ def test_prm_scores_an_empty_prefix_at_the_end_of_the_prompt(tiny):
     assert both[0] == pytest.approx(score, abs=1e-6) and len(both[1]) == 1
     tagged = HFPRM(lm, tok, mode="token_prob", step_tag=";", good_token="a", bad_token="b").score(["1+1"], [""])
     assert len(tagged[0]) == 1 and 0.0 <= tagged[0][0] <= 1.0
+
+
+def test_gguf_path_may_be_the_file_itself(tiny, tmp_path):
+    """``load_generator("dir/model.gguf")`` is ``load_generator("dir", gguf_file="model.gguf")``, so the paper
+    profile's ``$VGSEARCH_GENERATOR`` may name a GGUF file (it failed: no config.json)."""
+    pytest.importorskip("gguf")
+    tok, lm, _ = tiny
+    _write_tiny_gguf(lm, tok, tmp_path / "tiny.gguf")
+    kw = {"dtype": torch.float32, "do_sample": False, "max_step_tokens": 8}
+    reqs = [StepRequest("3+4", "", 0, 1), StepRequest("5-1", "a\n\n", 1, 2)]
+    by_file = load_generator(tmp_path / "tiny.gguf", **kw)
+    assert by_file.step(reqs) == load_generator(tmp_path, gguf_file="tiny.gguf", **kw).step(reqs)
+
+
+def test_loaders_put_the_models_on_the_gpu_when_there_is_one(tiny, tmp_path, monkeypatch):
+    """``device=None`` (the default, and what ``--profile paper`` uses) moves both models to CUDA when it is
+    available (they stayed on the CPU: a GPU host ran the paper profile on its CPU); ``device`` overrides it."""
+    tok, lm, prm_model = tiny
+    for model, name in ((lm, "gen"), (prm_model, "prm")):
+        model.save_pretrained(tmp_path / name)
+        tok.save_pretrained(tmp_path / name)
+    assert load_generator(tmp_path / "gen", dtype=torch.float32, device="cpu").model.device.type == "cpu"
+    moved: list[str] = []
+    to = torch.nn.Module.to
+
+    def fake_to(self, *args, **kwargs):  # record moves to CUDA (absent here), do every other move
+        if args and isinstance(args[0], torch.device) and args[0].type == "cuda":
+            moved.append(type(self).__name__)
+            return self
+        return to(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.nn.Module, "to", fake_to)
+    load_generator(tmp_path / "gen", dtype=torch.float32)
+    load_prm(tmp_path / "prm", dtype=torch.float32)
+    load_prm(tmp_path / "gen", mode="token_prob", dtype=torch.float32, device="cpu")
+    assert moved == ["LlamaForCausalLM", "LlamaForTokenClassification"]
+
+
+def test_generate_decoder_does_not_end_a_step_across_the_prompt_boundary(tiny):
+    """Regression (rev4): with ``stop_strings``, ``generate`` matched the delimiter across the end of the input, so
+    after the default prompt (ending in "\\n\\n") or any prefix a step whose first token is a newline ended at once
+    (text "\\n", path finished) where the cached decoder continued it. Both decoders now read only new tokens."""
+    tok, lm, _ = tiny
+    nl = tok.convert_tokens_to_ids("\n")
+    reqs = [StepRequest("1+1=", "", 0, 0), StepRequest("hello world 12", "", 0, 1), StepRequest("1+1", "ab\n\n", 1, 2)]
+    steps = {}
+    for decoder, kw in (("cached", {"logits_processor": [lambda ids, s: s + 2.5 * (torch.arange(s.shape[-1]) == nl)]}),
+                        ("generate", {"generate_kwargs": {"sequence_bias": {(nl,): 2.5}}})):  # fmt: skip
+        gen = HFGenerator(lm, tok, do_sample=False, max_step_tokens=12, decoder=decoder, **kw)  # type: ignore[arg-type]
+        steps[decoder] = gen.step(reqs)
+    assert steps["generate"] == steps["cached"]
+    assert all(s.text.startswith("\n") and s.text.endswith(STOP) and not s.finished for s in steps["generate"])
+
+
+def test_chat_template_that_rejects_the_messages_fails_at_construction(tiny, fresh_tokenizer):
+    """Regression (rev4): a chat template without a system role (Mistral/Gemma style) raised inside the first
+    search call; it is now a ValueError naming ``system_prompt`` when the generator is built."""
+    _, lm, _ = tiny
+    tok = fresh_tokenizer
+    tok.chat_template = ("{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('no system role') }}"
+                         "{% endif %}{{ m['content'] }};{% endfor %}")  # fmt: skip
+    with pytest.raises(ValueError, match=r"system_prompt='be brief'\): no system role"):
+        HFGenerator(lm, tok, chat_template=True, system_prompt="be brief")
+    assert HFGenerator(lm, tok, chat_template=True).prompt("1+1") == "1+1;"  # no system message: fine
+
+
+def test_generate_decoder_leaves_the_global_random_state_alone(tiny):
+    """Regression (rev4): ``decoder="generate"`` seeded torch's global generator on every call (``manual_seed``), so
+    a caller's own random numbers after a search depended on the search; the seeding now happens in a forked state."""
+    tok, lm, _ = tiny
+    gen = HFGenerator(lm, tok, decoder="generate", max_step_tokens=4)
+    reqs = [StepRequest("1+1", "", 0, 3)]
+    torch.manual_seed(123)
+    want = torch.rand(3)
+    torch.manual_seed(123)
+    first = gen.step(reqs)
+    assert torch.equal(torch.rand(3), want)
+    assert gen.step(reqs) == first  # still seeded per call

