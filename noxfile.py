@@ -82,10 +82,10 @@ def lint(session: nox.Session) -> None:
 @nox.session(name="test-shared")
 def test_shared(session: nox.Session) -> None:
     """nips25-shared: mypy on src, then its tests."""
-    _sync(session, "shared")
+    _sync(session, "shared", groups=("test", "distributed"))
     session.install(MYPY)
     session.run("mypy", "shared/src")
-    session.run("pytest", "shared/tests", *session.posargs, env=_env())
+    session.run("pytest", "shared/tests", "shared/src", "--doctest-modules", *session.posargs, env=_env())
 
 
 @nox.session(name="check-pins", python=False, venv_backend="none")
@@ -134,7 +134,8 @@ def _make_package_sessions(slug: str) -> None:
         _sync(session, slug)
         session.install(MYPY)
         session.run("mypy", f"{pkg}/src")
-        session.run("pytest", f"{pkg}/tests", *session.posargs, env=_env())
+        # the tests, then every docstring example in src/ (--doctest-modules), in one pytest run
+        session.run("pytest", f"{pkg}/tests", f"{pkg}/src", "--doctest-modules", *session.posargs, env=_env())
 
     @nox.session(name=f"reproduce-{slug}")
     def reproduce(session: nox.Session) -> None:

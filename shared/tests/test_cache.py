@@ -189,3 +189,26 @@ def test_fetch_offline_error_names_url_and_local_path():
 def test_fetch_bad_arguments(url, sha):
     with pytest.raises(ValueError):
         fetch(url, sha256=sha)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_atomic_write_mode_is_that_of_a_plain_open(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        atomic_write(tmp_path / "atomic.bin", b"x")
+        with open(tmp_path / "plain.bin", "w") as fh:
+            fh.write("x")
+    finally:
+        os.umask(old)
+    mode = os.stat(tmp_path / "atomic.bin").st_mode & 0o777
+    assert mode == os.stat(tmp_path / "plain.bin").st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_cached_entry_and_checksum_are_0644_under_umask_022():
+    old = os.umask(0o022)
+    try:
+        cached("mode-check", lambda: {"a": np.arange(3)})
+    finally:
+        os.umask(old)
+    for path in (cache_dir() / "mode-check.npz", cache_dir() / "mode-check.npz.sha256"):
+        assert os.stat(path).st_mode & 0o777 == 0o644, path

@@ -86,3 +86,15 @@ def test_summarize(tmp_path):
     assert "1 reports, 2 of 4 claims hold" not in text  # counts are per claim
     assert "1 reports, 1 of 2 claims hold" in text
     assert "| missing | | no report |" in text and "[demo](demo/report.md)" in text
+
+
+def test_written_report_files_are_0644_under_umask_022(tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        write_report(_report(), tmp_path / "modes")
+    finally:
+        os.umask(old)
+    for name in ("results.json", "report.md"):
+        assert os.stat(tmp_path / "modes" / name).st_mode & 0o777 == 0o644, name

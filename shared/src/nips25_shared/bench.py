@@ -8,7 +8,7 @@ Example:
     >>> import numpy as np
     >>> from nips25_shared.bench import measure
     >>> m = measure(lambda: np.ones(1_000_000).sum(), repeats=3, memory="tracemalloc")
-    >>> len(m.times), m.result
+    >>> len(m.times), float(m.result)
     (3, 1000000.0)
 """
 

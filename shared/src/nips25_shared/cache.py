@@ -60,6 +60,9 @@ def atomic_write(path: Path, data: bytes) -> None:
 
     The bytes go to a temporary file in the same directory, are flushed and fsync'ed, then renamed over
     ``path`` with ``os.replace`` (atomic on POSIX and Windows). On any exception, the temporary file is removed.
+
+    The file gets the permissions a plain ``open(path, "w")`` would give it: ``0o666`` less the process's umask
+    (``0o644`` under the usual umask 022), not the ``0o600`` of :func:`tempfile.mkstemp`.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -67,11 +70,19 @@ def atomic_write(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it; it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _serialize(value: Any, kind: Kind) -> bytes:

@@ -29,6 +29,11 @@ def seed_everything(seed: int, *, deterministic_torch: bool = False) -> np.rando
 
     Prefer the returned generator over the global state in new code.
 
+    ``PYTHONHASHSEED`` is set in ``os.environ`` too, which fixes string hashing (and so ``set``/``dict``
+    iteration order of strings) only in *child* processes started after the call (``subprocess``,
+    ``multiprocessing`` with spawn, ``accelerate launch``). The running interpreter chose its hash seed at start
+    and keeps it: to make this process's string hashing reproducible, start Python with ``PYTHONHASHSEED`` set.
+
     Args:
         seed: integer in ``[0, 2**32 - 1]``.
         deterministic_torch: also ask torch for deterministic algorithms (slower on GPU).
