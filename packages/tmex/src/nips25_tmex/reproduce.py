@@ -307,8 +307,9 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     claims.append(
         Claim(
             id="tmex-zero-with-unbiased-ate-clean-control",
-            statement="Positive control of tmex-zero-with-unbiased-ate: a clean representation of z0 (z0 + N(0, 0.1^2)) "
-            "scores T-MEX = 0 with an unbiased ATE; the same corruption as model C (+0.2 z1 - 0.1 z2) raises both.",
+            statement="Positive control of tmex-zero-with-unbiased-ate: a clean representation of z0 "
+            "(z0 + N(0, 0.1^2)) scores T-MEX = 0 with an unbiased ATE; the same corruption as model C "
+            "(+0.2 z1 - 0.1 z2) raises both.",
             paper=None,
             measured={"clean": o, "clean_corrupted": oc},
             criterion="median T-MEX(clean) = 0, mean T-MEX(clean) < mean T-MEX(clean corrupted), and mean |ATE "
