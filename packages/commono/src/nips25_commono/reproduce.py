@@ -167,8 +167,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, config: R
     library, library_note = _library(cfg)
     base = 1000 * seed
     gens = {
-        "main": SceneGenerator(library, n_objects=(3, 7), canvas=cfg.canvas, seed=base + 1),
-        "complex": SceneGenerator(library, n_objects=(8, 16), canvas=cfg.canvas, seed=base + 2),
+        "main": SceneGenerator(library, n_objects=SUBSET_OBJECTS["main"], canvas=cfg.canvas, seed=base + 1),
+        "complex": SceneGenerator(library, n_objects=SUBSET_OBJECTS["complex"], canvas=cfg.canvas, seed=base + 2),
     }
     calib_gen = SceneGenerator(library, n_objects=(3, 16), canvas=cfg.canvas, seed=base + 3)
     sizes = gens["main"].config.size_range_px
@@ -257,7 +257,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, config: R
             statement="Accuracy drops from Common-O (3-8 objects) to Common-O Complex (8-16 objects)",
             paper={"best_common_o": 0.35, "best_complex": 0.01},
             measured={
-                "accuracy_3_7": main.accuracy,
+                "accuracy_3_8": main.accuracy,
                 "accuracy_8_16": complex_.accuracy,
                 "difference": cx_diff["difference"],
                 "ci95": [cx_diff["low"], cx_diff["high"]],
