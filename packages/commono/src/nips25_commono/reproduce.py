@@ -23,7 +23,7 @@ from nips25_commono.detection import TemplateMatcher
 from nips25_commono.example import Example
 from nips25_commono.library import EmojiLibrary, ObjectLibrary, ProceduralLibrary
 from nips25_commono.models import AllOptions, NoisyOracle, NoneOption, RandomGuess
-from nips25_commono.scene import SceneGenerator, control_example
+from nips25_commono.scene import SUBSET_OBJECTS, SceneGenerator, control_example
 from nips25_commono.scoring import ScoreReport, bootstrap_difference, evaluate
 from nips25_shared import Claim, Report, get_logger, progress
 
