@@ -83,3 +83,70 @@ def test_released_layout_string_choices(examples, tmp_path) -> None:  # type: ig
     pq.write_table(pa.Table.from_pylist(table), tmp_path / "bad.parquet")
     with pytest.raises(ValueError, match="options string"):
         load_common_o(tmp_path / "bad.parquet")
+
+
+def _released_row(image: dict, choices: list[str], answer: str) -> dict:  # type: ignore[type-arg]
+    """One row in the released files' schema (dataset card): HF image structs, ``choices`` as a string-encoded
+    list, ``answer`` as a string, object counts per scene."""
+    return {
+        "image_1": image,
+        "image_2": image,
+        "choices": json.dumps(choices),
+        "answer": answer,
+        "num_objects_image_1": 3,
+        "num_objects_image_2": 3,
+    }
+
+
+CHOICES = ["a red apple", "vitamin C bottle", "key", "mug", "salt, pepper shaker", "No objects are in common"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "truth"),
+    [
+        ("a red apple", {"a red apple"}),  # a lone "a": before the fix read as option A ("key" in the review's file)
+        ("vitamin C bottle", {"vitamin C bottle"}),  # a lone "C": before the fix read as option C
+        ("a red apple, vitamin C bottle", {"a red apple", "vitamin C bottle"}),
+        ("Vitamin  C Bottle.", {"vitamin C bottle"}),  # normalisation: case, white space, a trailing period
+        ("salt, pepper shaker, mug", {"salt, pepper shaker", "mug"}),  # an option text holding a comma
+        ('["key", "mug"]', {"key", "mug"}),  # a string-encoded list of texts
+        ("B, D", {"vitamin C bottle", "mug"}),  # a letter list
+        ("Answer: b", {"vitamin C bottle"}),
+        ("No objects are in common", {"No objects are in common"}),
+    ],
+)
+def test_released_text_answers_load_exactly(examples, tmp_path, answer, truth) -> None:  # type: ignore[no-untyped-def]
+    write_common_o([examples[0]], tmp_path / "seed.parquet")
+    image = pq.read_table(tmp_path / "seed.parquet").to_pylist()[0]["image_1"]
+    pq.write_table(pa.Table.from_pylist([_released_row(image, CHOICES, answer)]), tmp_path / "main.parquet")
+    (back,) = load_common_o(tmp_path / "main.parquet")
+    assert back.options == tuple(CHOICES)
+    assert {back.options[i] for i in back.answer} == truth
+
+
+@pytest.mark.parametrize(
+    ("answer", "match"),
+    [
+        ("a green apple", "matches no option"),
+        ("key, spoon", "'spoon' matches no option"),
+        ("A, H", "letter 'H' is beyond the 6 options"),
+        ('["key", "B"]', "matches no option"),  # letters only when every item is a letter
+    ],
+)
+def test_unreadable_answers_raise_naming_row_and_field(examples, tmp_path, answer, match) -> None:  # type: ignore[no-untyped-def]
+    write_common_o([examples[0]], tmp_path / "seed.parquet")
+    image = pq.read_table(tmp_path / "seed.parquet").to_pylist()[0]["image_1"]
+    rows = [_released_row(image, CHOICES, "key"), _released_row(image, CHOICES, answer)]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "main.parquet")
+    with pytest.raises(ValueError, match=match) as err:
+        load_common_o(tmp_path / "main.parquet")
+    assert "main.parquet row 1 field 'answer'" in str(err.value)
+
+
+def test_an_answer_matching_two_options_raises(examples, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    write_common_o([examples[0]], tmp_path / "seed.parquet")
+    image = pq.read_table(tmp_path / "seed.parquet").to_pylist()[0]["image_1"]
+    row = _released_row(image, ["Key", "key ", "mug"], "key")
+    pq.write_table(pa.Table.from_pylist([row]), tmp_path / "main.parquet")
+    with pytest.raises(ValueError, match="more than one option"):
+        load_common_o(tmp_path / "main.parquet")

@@ -28,7 +28,7 @@ def test_reproduce_tiny_profile(tmp_path, monkeypatch) -> None:  # type: ignore[
     ]
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.criterion and claim.measured
-    assert 0.0 <= report.claims[2].measured["accuracy_3_7"] <= 1.0
+    assert 0.0 <= report.claims[2].measured["accuracy_3_8"] <= 1.0
     assert all((tmp_path / f).is_file() for f in report.figures) and len(report.figures) == 2
     assert "TemplateMatcher" in report.notes
     assert (write_report(report, tmp_path)).is_file()

@@ -106,8 +106,30 @@ def test_random_guess_is_deterministic_per_seed(examples: list[Example]) -> None
 
 def test_bootstrap_difference_known_values() -> None:
     out = bootstrap_difference(np.ones(50), np.zeros(40), n_boot=200)
-    assert out == {"difference": 1.0, "low": 1.0, "high": 1.0}
+    assert out == {"difference": 1.0, "low": 1.0, "high": 1.0, "standard_error": 0.0}
     rng = np.random.default_rng(0)
     a, b = rng.random(400) < 0.6, rng.random(400) < 0.4
     out = bootstrap_difference(a, b, n_boot=1000)
     assert out["low"] < out["difference"] < out["high"] and out["low"] > 0
+
+
+def test_a_letter_beyond_the_options_is_invalid_not_dropped() -> None:
+
+    ex = _ex(("apple", "pear", "key", NONE_OPTION), {0})
+    report = score(["Answer: A, E", "Answer: A", "I think A"], [ex, ex, ex])
+    assert report.correct.tolist() == [False, True, True]
+    assert report.invalid_rate == pytest.approx(1 / 3) and report.out_of_range_rate == pytest.approx(1 / 3)
+    assert report.predictions[0] == frozenset() and not report.hallucinated[0]
+    assert report.summary()["out_of_range_rate"] == pytest.approx(1 / 3)
+
+
+def test_paired_bootstrap_is_narrower_for_correlated_arms() -> None:
+    rng = np.random.default_rng(0)
+    b = rng.random(400) < 0.5
+    a = b | (rng.random(400) < 0.1)  # a = b plus a few extra successes: strongly correlated arms
+    paired = bootstrap_difference(a, b, paired=True, n_boot=500)
+    independent = bootstrap_difference(a, b, n_boot=500)
+    assert paired["difference"] == independent["difference"] > 0
+    assert paired["low"] > 0 > independent["low"] or paired["standard_error"] < independent["standard_error"] / 2
+    with pytest.raises(ValueError, match="equal lengths"):
+        bootstrap_difference(a, b[:10], paired=True)

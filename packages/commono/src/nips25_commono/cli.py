@@ -14,13 +14,11 @@ from nips25_commono.detection import TemplateMatcher
 from nips25_commono.library import EmojiLibrary, ObjectLibrary, ProceduralLibrary
 from nips25_commono.models import AllOptions, NoisyOracle, NoneOption, RandomGuess
 from nips25_commono.reproduce import reproduce
-from nips25_commono.scene import SceneGenerator, control_example
+from nips25_commono.scene import SUBSET_OBJECTS, SceneGenerator, control_example
 from nips25_commono.scoring import ScoreReport, evaluate, score
 from nips25_shared import add_common_arguments, configure_logging, positive_int, run_reproduce, seed_int
 
 __all__ = ["main"]
-
-SUBSET_OBJECTS = {"main": (3, 7), "complex": (8, 16)}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -80,7 +78,7 @@ def _demo(args: argparse.Namespace) -> None:
     for name, model in models.items():
         main_report = evaluate(model, data["main"], desc=f"{name} main")
         rows.append((name, main_report, evaluate(model, data["complex"], desc=f"{name} complex")))
-    print("| model | acc 3-7 | halluc 3-7 | acc 8-16 | halluc 8-16 |")
+    print("| model | acc 3-8 | halluc 3-8 | acc 8-16 | halluc 8-16 |")
     print("|---|---|---|---|---|")
     for name, main, cx in rows:
         print(

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import io
 import json
+import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,6 +28,7 @@ __all__ = [
     "ColumnMap",
     "load_common_o",
     "load_predictions",
+    "normalize_option_text",
     "save_predictions",
     "write_common_o",
 ]
@@ -98,29 +101,89 @@ def _option_list(value: Any, where: str) -> list[str]:
     return [str(o) for o in value]
 
 
+def normalize_option_text(text: str) -> str:
+    """The form in which an answer text is compared with the option texts.
+
+    Unicode NFKC, case folded, surrounding white space, quotes and one trailing period removed, inner white space
+    collapsed to one space: ``"  Red  Apple." -> "red apple"``. Nothing else (no stemming, no synonym matching).
+
+    Example:
+        >>> normalize_option_text('  "Red  Apple." ')
+        'red apple'
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    folded = re.sub(r"\s+", " ", folded).strip().strip("\"'").strip()
+    return folded[:-1].rstrip() if folded.endswith(".") else folded
+
+
+_LETTER = re.compile(r"^\(?([A-Za-z])\)?$")
+
+
+def _match_option(text: str, options: Sequence[str], where: str) -> int:
+    text = text.strip()
+    key = normalize_option_text(text)
+    hits = [i for i, o in enumerate(options) if normalize_option_text(o) == key]
+    if len(hits) > 1:
+        raise ValueError(f"{where}: answer text {text!r} matches more than one option ({hits})")
+    if not hits:
+        raise ValueError(f"{where}: answer text {text!r} matches no option (options: {list(options)})")
+    return hits[0]
+
+
+def _letters(items: Sequence[str], options: Sequence[str], where: str) -> frozenset[int] | None:
+    """Option indices when every item is a lone option letter (``A``, ``(b)``), else ``None``."""
+    matches = [_LETTER.match(item.strip()) for item in items]
+    if not items or any(m is None for m in matches):
+        return None
+    texts = {normalize_option_text(o) for o in options}
+    out = set()
+    for item, m in zip(items, matches):
+        assert m is not None
+        if normalize_option_text(item) in texts:
+            raise ValueError(f"{where}: answer item {item!r} is both an option letter and an option text")
+        idx = ord(m.group(1).upper()) - ord("A")
+        if idx >= len(options):
+            raise ValueError(f"{where}: answer letter {item.strip()!r} is beyond the {len(options)} options")
+        out.add(idx)
+    return frozenset(out)
+
+
+def _texts_from_string(value: str, options: Sequence[str], where: str) -> frozenset[int]:
+    """Option indices of a comma-separated string of option texts (an option text may itself hold commas)."""
+    parts = value.split(",")
+    found: set[int] = set()
+    i = 0
+    while i < len(parts):
+        for j in range(len(parts), i, -1):  # longest run of parts that is one option text
+            candidate = ",".join(parts[i:j])
+            try:
+                found.add(_match_option(candidate, options, where))
+            except ValueError:
+                if j == i + 1:
+                    raise
+                continue
+            i = j
+            break
+    return frozenset(found)
+
+
 def _answer_indices(value: Any, options: Sequence[str], where: str) -> frozenset[int]:
+    """Ground-truth option indices of one row's answer field, read exactly (see :func:`load_common_o`)."""
     if isinstance(value, str):
-        got = parse_answer(value if ":" in value else f"Answer: {value}", options, out_of_range="raise")
-        if not got:
-            got = parse_answer(value, options)
-    elif isinstance(value, Iterable):
-        items = list(value)
-        lowered = [o.strip().lower() for o in options]
-        got_set: set[int] = set()
-        for item in items:
-            text = str(item).strip()
-            if text.lower() in lowered:
-                got_set.add(lowered.index(text.lower()))
-            elif len(text) == 1 and text.isalpha() and ord(text.upper()) - ord("A") < len(options):
-                got_set.add(ord(text.upper()) - ord("A"))
-            else:
-                raise ValueError(f"{where}: answer item {text!r} is neither an option text nor a letter")
-        got = frozenset(got_set)
-    else:
-        raise ValueError(f"{where}: answer must be a string or a list, got {type(value).__name__}")
-    if not got:
-        raise ValueError(f"{where}: could not read the answer {value!r}")
-    return got
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            value = _option_list(text, where)
+        else:
+            text = re.sub(r"^\s*answers?\s*:\s*", "", text, flags=re.I)
+            letters = _letters(text.split(","), options, where)
+            return letters if letters is not None else _texts_from_string(text, options, where)
+    if isinstance(value, Iterable):
+        items = [str(item) for item in value]
+        if not items:
+            raise ValueError(f"{where}: empty answer list")
+        letters = _letters(items, options, where)
+        return letters if letters is not None else frozenset(_match_option(t, options, where) for t in items)
+    raise ValueError(f"{where}: answer must be a string or a list, got {type(value).__name__}")
 
 
 def load_common_o(
@@ -179,7 +242,7 @@ def load_common_o(
         rows = table.to_pylist()
         for r, row in enumerate(rows):
             where = f"{file.name} row {r}"
-            options = _option_list(row[cols.options], where)
+            options = _option_list(row[cols.options], f"{where} field {cols.options!r}")
             if not options:
                 raise ValueError(f"{where}: empty options")
             if not any(o.strip().lower() in _NONE_TEXTS for o in options):
@@ -189,7 +252,7 @@ def load_common_o(
                 none = next(i for i, o in enumerate(options) if o.strip().lower() in _NONE_TEXTS)
                 answer = frozenset({none})  # an empty answer means nothing in common
             else:
-                answer = _answer_indices(raw_answer, options, where)
+                answer = _answer_indices(raw_answer, options, f"{where} field {cols.answer!r}")
             n_obj = row.get(cols.n_objects) if cols.n_objects else None
             uid = row.get(cols.uid) if cols.uid else None
             examples.append(

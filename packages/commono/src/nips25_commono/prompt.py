@@ -93,8 +93,9 @@ def parse_answer(
        upper-case single letters count (so the article "a" in prose is not read as option A), or letters in
        parentheses like ``(b)``.
     2. Letters are separated by anything that is not a letter or digit: commas, ``and``, ``&``, spaces, new lines.
-    3. Without a tag, a letter followed by a lower-case word ("A red apple", "I think") is prose, and letters
-       beyond the options are ignored.
+    3. A letter followed by a lower-case word ("A red apple", "I think") is prose, not an option (with or
+       without a tag). Without a tag, other letters beyond the options are ignored; after a tag they are an
+       error of the reply (``out_of_range``).
     4. If no letter is found and the option texts are given, option texts found in the answer are used, longest
        first, case-insensitive, on word boundaries; ``"none"``, ``"no objects"`` or ``"nothing"`` alone select the
        None option.
@@ -141,7 +142,7 @@ def parse_answer(
     found: set[int] = set()
     for match in pattern.finditer(segment):
         idx = ord(match.group(1).upper()) - ord("A")
-        if not tags and _PROSE_WORD.match(segment, match.end()):
+        if _PROSE_WORD.match(segment, match.end()):
             continue  # "A red apple", "I think": an article or pronoun, not an option
         if idx >= n:
             if out_of_range == "raise" and tags:

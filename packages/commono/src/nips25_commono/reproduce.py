@@ -3,7 +3,7 @@
 The paper's model accuracies need its data and multimodal LLMs, which are not available offline. What runs here is
 the protocol (prompt format, parsing, exact-set scoring) and the paper's three analyses with a real perception
 baseline (:class:`~nips25_commono.detection.TemplateMatcher`) and the weight-free baselines: (1) single-image
-perception against cross-scene reasoning, (2) hallucination with and without similar objects, (3) simple (3-7
+perception against cross-scene reasoning, (2) hallucination with and without similar objects, (3) simple (3-8
 objects) against complex (8-16) scenes. A fourth claim checks the harness: the noisy oracle's simulated accuracy
 matches its closed form.
 """
@@ -23,7 +23,7 @@ from nips25_commono.detection import TemplateMatcher
 from nips25_commono.example import Example
 from nips25_commono.library import EmojiLibrary, ObjectLibrary, ProceduralLibrary
 from nips25_commono.models import AllOptions, NoisyOracle, NoneOption, RandomGuess
-from nips25_commono.scene import SceneGenerator, control_example
+from nips25_commono.scene import SUBSET_OBJECTS, SceneGenerator, control_example
 from nips25_commono.scoring import ScoreReport, bootstrap_difference, evaluate
 from nips25_shared import Claim, Report, get_logger, progress
 
@@ -38,7 +38,7 @@ class ReproduceConfig:
     """Sizes of one reproduction profile.
 
     Attributes:
-        n_main: generated Common-O-like questions (3-7 objects per scene).
+        n_main: generated Common-O-like questions (3-8 objects per scene).
         n_complex: generated Complex-like questions (8-16 objects per scene).
         n_calibration: separately generated questions whose single-image control versions calibrate the matcher.
         canvas: image side in pixels.
@@ -79,12 +79,15 @@ PROFILES: dict[str, ReproduceConfig] = {
 }
 
 # Criteria, fixed before any run.
-CRITERION_CONTROL = "control accuracy - cross-scene accuracy > 0 (TemplateMatcher, Common-O-like subset)"
+CRITERION_CONTROL = (
+    "control accuracy - cross-scene accuracy > 0 with the paired bootstrap 95% CI excluding 0 (TemplateMatcher, "
+    "Common-O-like subset; the control asks the same question's options about scene 1)"
+)
 CRITERION_SIMILAR = (
     "hallucination rate with a similar object present - without > 0, with the bootstrap 95% CI excluding 0 "
     "(TemplateMatcher, Common-O-like subset)"
 )
-CRITERION_COMPLEX = "accuracy on 3-7 objects > accuracy on 8-16 objects (TemplateMatcher)"
+CRITERION_COMPLEX = "accuracy on 3-8 objects > accuracy on 8-16 objects (TemplateMatcher)"
 CRITERION_ORACLE = "|simulated - closed-form accuracy| <= 3 standard errors (NoisyOracle, both subsets)"
 
 
@@ -120,7 +123,7 @@ def _figures(out_dir: Path, results: dict[str, dict[str, ScoreReport]], example:
     sims = results["TemplateMatcher"]["main"].by_similarity
     keys = [k for k in ("no_similar", "similar") if k in sims]
     axes[2].bar(keys, [sims[k]["hallucination_rate"] for k in keys], color=["tab:blue", "tab:red"][: len(keys)])
-    axes[2].set(ylabel="hallucination rate", title="TemplateMatcher, 3-7 objects: similar objects present?")
+    axes[2].set(ylabel="hallucination rate", title="TemplateMatcher, 3-8 objects: similar objects present?")
     fig.tight_layout()
     fig.savefig(out_dir / "accuracy_hallucination.png", dpi=110)
     plt.close(fig)
@@ -164,8 +167,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, config: R
     library, library_note = _library(cfg)
     base = 1000 * seed
     gens = {
-        "main": SceneGenerator(library, n_objects=(3, 7), canvas=cfg.canvas, seed=base + 1),
-        "complex": SceneGenerator(library, n_objects=(8, 16), canvas=cfg.canvas, seed=base + 2),
+        "main": SceneGenerator(library, n_objects=SUBSET_OBJECTS["main"], canvas=cfg.canvas, seed=base + 1),
+        "complex": SceneGenerator(library, n_objects=SUBSET_OBJECTS["complex"], canvas=cfg.canvas, seed=base + 2),
     }
     calib_gen = SceneGenerator(library, n_objects=(3, 16), canvas=cfg.canvas, seed=base + 3)
     sizes = gens["main"].config.size_range_px
@@ -194,7 +197,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, config: R
     control = evaluate(matcher, [control_example(ex, which=0) for ex in data["main"]], desc="control")
     main, complex_ = results["TemplateMatcher"]["main"], results["TemplateMatcher"]["complex"]
 
-    ctrl_diff = bootstrap_difference(control.correct, main.correct, n_boot=cfg.n_boot, seed=seed)
+    ctrl_diff = bootstrap_difference(control.correct, main.correct, n_boot=cfg.n_boot, seed=seed, paired=True)
     sim_mask = np.array([bool(ex.meta["similar_present"]) for ex in data["main"]])
     if sim_mask.all() or not sim_mask.any():
         sim_diff: Mapping[str, float] = {"difference": float("nan"), "low": float("nan"), "high": float("nan")}
@@ -227,9 +230,11 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, config: R
                 "cross_scene_accuracy": main.accuracy,
                 "difference": ctrl_diff["difference"],
                 "ci95": [ctrl_diff["low"], ctrl_diff["high"]],
+                "standard_error": ctrl_diff["standard_error"],
+                "n_paired": int(control.n),
             },
             criterion=CRITERION_CONTROL,
-            holds=ctrl_diff["difference"] > 0,
+            holds=bool(ctrl_diff["difference"] > 0 and ctrl_diff["low"] > 0),
             scale_note=scale,
         ),
         Claim(
@@ -249,10 +254,10 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, config: R
         ),
         Claim(
             id="complex-scenes-harder",
-            statement="Accuracy drops from Common-O (3-7 objects) to Common-O Complex (8-16 objects)",
+            statement="Accuracy drops from Common-O (3-8 objects) to Common-O Complex (8-16 objects)",
             paper={"best_common_o": 0.35, "best_complex": 0.01},
             measured={
-                "accuracy_3_7": main.accuracy,
+                "accuracy_3_8": main.accuracy,
                 "accuracy_8_16": complex_.accuracy,
                 "difference": cx_diff["difference"],
                 "ci95": [cx_diff["low"], cx_diff["high"]],
@@ -278,7 +283,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, config: R
         f"available offline. TemplateMatcher threshold {threshold:.3f} (NCC), calibrated on "
         f"{len(calibration)} single-image control questions of a separate generated split.",
         "",
-        "| model | acc 3-7 | halluc 3-7 | acc 8-16 | halluc 8-16 |",
+        "| model | acc 3-8 | halluc 3-8 | acc 8-16 | halluc 8-16 |",
         "|---|---|---|---|---|",
     ]
     for name, per in results.items():
@@ -287,7 +292,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, config: R
             f"{per['complex'].accuracy:.3f} | {per['complex'].hallucination_rate:.3f} |"
         )
     lines.append(
-        f"| TemplateMatcher, single-image control (3-7) | {control.accuracy:.3f} | "
+        f"| TemplateMatcher, single-image control (3-8) | {control.accuracy:.3f} | "
         f"{control.hallucination_rate:.3f} | | |"
     )
     figures = _figures(out, results, data["main"][0])

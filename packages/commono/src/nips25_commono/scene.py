@@ -19,10 +19,13 @@ from PIL import Image
 from nips25_commono.example import CONTROL_NONE_OPTION, MAX_OPTIONS, NONE_OPTION, Example
 from nips25_commono.library import ObjectLibrary
 
-__all__ = ["GRID", "Placement", "Scene", "SceneConfig", "SceneGenerator", "control_example"]
+__all__ = ["GRID", "SUBSET_OBJECTS", "Placement", "Scene", "SceneConfig", "SceneGenerator", "control_example"]
 
 GRID = 5  # scenes place objects in the cells of a GRID x GRID layout, so at most 25 objects per scene
 BACKGROUNDS = ("grass", "gravel", "brick", "plain")
+#: Objects per scene of each released subset, as the dataset card of ``facebook/Common-O`` states them:
+#: "Common-O (3 - 8 objects) and Common-O Complex (8 - 16 objects)" (a secondary summary of the paper says 3-7).
+SUBSET_OBJECTS: dict[str, tuple[int, int]] = {"main": (3, 8), "complex": (8, 16)}
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class SceneConfig:
 
     Attributes:
         n_objects: inclusive range of objects per scene; both scenes of a question get the same count.
-            ``(3, 7)`` is Common-O, ``(8, 16)`` Common-O Complex.
+            ``(3, 8)`` is Common-O, ``(8, 16)`` Common-O Complex (:data:`SUBSET_OBJECTS`, the dataset card).
         n_common: inclusive range of the number of objects in common; the upper end is capped by the count.
             ``None`` as the upper end means "up to the count".
         n_distractors: objects present in only one scene that are added to the options (fewer if the 26-letter
@@ -43,7 +46,7 @@ class SceneConfig:
         brightness: half-width of the per-view brightness gain (``0.1`` gives gains in ``[0.9, 1.1]``).
     """
 
-    n_objects: tuple[int, int] = (3, 7)
+    n_objects: tuple[int, int] = SUBSET_OBJECTS["main"]
     n_common: tuple[int, int | None] = (0, None)
     n_distractors: int = 4
     similar_distractor_rate: float = 0.5

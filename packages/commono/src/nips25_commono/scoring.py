@@ -27,7 +27,10 @@ class ScoreReport:
             ``none_is_hallucination`` was set).
         precision: micro-averaged over object options, ``sum |P & G| / sum |P|`` (``nan`` when nothing is predicted).
         recall: ``sum |P & G| / sum |G|`` over object options (``nan`` when no example has common objects).
-        invalid_rate: share of predictions that could not be parsed (empty), scored wrong.
+        invalid_rate: share of predictions that are invalid, scored wrong: nothing could be read, or the reply
+            names an option letter beyond the options (``"Answer: A, E"`` with four options; see
+            ``out_of_range_rate``). An invalid reply is never partly read.
+        out_of_range_rate: share of replies that name a letter beyond the options (part of ``invalid_rate``).
         by_n_objects: ``{n_objects: {"n", "accuracy", "hallucination_rate"}}`` from ``meta["n_objects"]``.
         by_similarity: ``{"similar": {...}, "no_similar": {...}}`` from ``meta["similar_present"]``.
         correct: ``(n,)`` bool, exact-set match per example.
@@ -42,6 +45,7 @@ class ScoreReport:
     precision: float
     recall: float
     invalid_rate: float
+    out_of_range_rate: float
     by_n_objects: dict[int, dict[str, float]]
     by_similarity: dict[str, dict[str, float]]
     correct: np.ndarray = field(repr=False)
@@ -58,6 +62,7 @@ class ScoreReport:
             "precision": self.precision,
             "recall": self.recall,
             "invalid_rate": self.invalid_rate,
+            "out_of_range_rate": self.out_of_range_rate,
             "by_n_objects": {str(k): v for k, v in self.by_n_objects.items()},
             "by_similarity": self.by_similarity,
         }
@@ -88,8 +93,9 @@ def score(
     :math:`\frac1n \sum_i [P_i \setminus G_i \setminus \{\mathrm{None}\} \neq \emptyset]`.
 
     Args:
-        predictions: one per example: the model's raw string (parsed with :func:`parse_answer`, letters beyond the
-            options ignored, option texts accepted) or a set of option indices.
+        predictions: one per example: the model's raw string (parsed with :func:`parse_answer`, option texts
+            accepted; a reply whose ``Answer:`` names a letter beyond the options is invalid: scored wrong, counted
+            in ``invalid_rate`` and ``out_of_range_rate``, never silently dropped) or a set of option indices.
         examples: the questions, same length as ``predictions``.
         none_is_hallucination: also count a "None" answer as a hallucination when objects were in common.
 
@@ -111,6 +117,9 @@ def score(
         >>> ex = Example(images=(im, im), options=("apple", "pear", NONE_OPTION), answer=frozenset({0}))
         >>> score(["Answer: A", "Answer: A, B"], [ex, ex]).accuracy
         0.5
+        >>> report = score(["Answer: A, E"], [ex])  # E is beyond the three options: invalid, not "A"
+        >>> report.accuracy, report.invalid_rate, report.out_of_range_rate
+        (0.0, 1.0, 1.0)
     """
     if isinstance(predictions, str) or not isinstance(predictions, Sequence):
         raise TypeError("predictions must be a sequence with one prediction per example")
@@ -125,11 +134,16 @@ def score(
     hits = n_pred = n_true = 0
     correct = np.zeros(len(examples), dtype=bool)
     halluc = np.zeros(len(examples), dtype=bool)
+    out_of_range = np.zeros(len(examples), dtype=bool)
     for i, (pred, ex) in enumerate(zip(predictions, examples)):
         if not isinstance(ex, Example):
             raise TypeError(f"examples[{i}] must be an Example, got {type(ex).__name__}")
         if isinstance(pred, str):
-            p = parse_answer(pred, ex.options, out_of_range="ignore")
+            try:
+                p = parse_answer(pred, ex.options, out_of_range="raise")
+            except ValueError:  # a letter beyond the options: the reply is invalid as a whole
+                p = frozenset()
+                out_of_range[i] = True
             raw.append(pred)
         elif isinstance(pred, Iterable):
             p = frozenset(int(j) for j in pred)
@@ -160,6 +174,7 @@ def score(
         precision=hits / n_pred if n_pred else float("nan"),
         recall=hits / n_true if n_true else float("nan"),
         invalid_rate=float(np.mean([len(p) == 0 for p in parsed])),
+        out_of_range_rate=float(out_of_range.mean()),
         by_n_objects={int(k): v for k, v in _group(n_objects, correct, halluc).items()},
         by_similarity=_group(similar, correct, halluc),
         correct=correct,
@@ -207,22 +222,35 @@ def evaluate(
 
 
 def bootstrap_difference(
-    a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0
+    a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0, paired: bool = False
 ) -> Mapping[str, float]:
-    """Difference of means ``mean(a) - mean(b)`` of two independent samples with a percentile bootstrap interval.
+    """Difference of means ``mean(a) - mean(b)`` with a percentile bootstrap interval.
+
+    Independent samples are resampled separately; with ``paired=True`` (``a[i]`` and ``b[i]`` measured on the same
+    question) the questions are resampled, i.e. the mean of ``a - b``, which is the right interval when the two
+    arms share their questions and much narrower when the arms are correlated.
 
     Args:
         a: ``(n_a,)`` numbers or booleans (e.g. per-example hallucination with a similar object present).
-        b: ``(n_b,)`` numbers or booleans.
+        b: ``(n_b,)`` numbers or booleans (``(n_a,)`` when paired).
         n_boot: bootstrap resamples, ``>= 100``.
         level: coverage of the interval, in ``(0, 1)``.
         seed: seed of the resampling.
+        paired: resample pairs ``(a[i], b[i])`` together.
 
     Returns:
-        ``{"difference", "low", "high"}``.
+        ``{"difference", "low", "high", "standard_error"}`` (the standard error is the resamples' standard
+        deviation).
 
     Raises:
-        ValueError: if a sample is empty, not 1-D or not finite, or ``n_boot`` / ``level`` is out of range.
+        ValueError: if a sample is empty, not 1-D or not finite, ``n_boot`` / ``level`` is out of range, or the
+            samples of a paired difference differ in length.
+
+    Example:
+        >>> a = np.array([1, 1, 1, 0, 1, 1, 0, 1]); b = np.array([1, 0, 1, 0, 0, 1, 0, 1])
+        >>> d = bootstrap_difference(a, b, paired=True, n_boot=500)
+        >>> d["difference"], d["low"] >= 0.0
+        (0.25, True)
     """
     arrays = []
     for name, x in (("a", a), ("b", b)):
@@ -238,7 +266,18 @@ def bootstrap_difference(
         raise ValueError(f"level must be in (0, 1), got {level}")
     rng = np.random.default_rng(seed)
     xa, xb = arrays
-    ma = xa[rng.integers(0, xa.size, size=(n_boot, xa.size))].mean(axis=1)
-    mb = xb[rng.integers(0, xb.size, size=(n_boot, xb.size))].mean(axis=1)
-    lo, hi = np.quantile(ma - mb, [(1 - level) / 2, (1 + level) / 2])
-    return {"difference": float(xa.mean() - xb.mean()), "low": float(lo), "high": float(hi)}
+    if paired:
+        if xa.size != xb.size:
+            raise ValueError(f"paired samples must have equal lengths, got {xa.size} and {xb.size}")
+        diffs = (xa - xb)[rng.integers(0, xa.size, size=(n_boot, xa.size))].mean(axis=1)
+    else:
+        ma = xa[rng.integers(0, xa.size, size=(n_boot, xa.size))].mean(axis=1)
+        mb = xb[rng.integers(0, xb.size, size=(n_boot, xb.size))].mean(axis=1)
+        diffs = ma - mb
+    lo, hi = np.quantile(diffs, [(1 - level) / 2, (1 + level) / 2])
+    return {
+        "difference": float(xa.mean() - xb.mean()),
+        "low": float(lo),
+        "high": float(hi),
+        "standard_error": float(diffs.std(ddof=1)),
+    }
