@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from nips25_shared.testing import run_accelerate
 
 SCRIPT = Path(__file__).parent / "scripts" / "train_pair_distributed.py"
@@ -39,7 +40,8 @@ def test_two_processes_equal_one_and_only_rank0_writes(tmp_path, monkeypatch):
     for key in one:
         np.testing.assert_allclose(two[key], one[key], rtol=1e-4, atol=1e-5, err_msg=key)
     assert sorted(writes_two) == [
-        "WRITES 0 vgsearch/arith-gen-v3-s6-seed3,vgsearch/arith-prm-v3-d4-s6-seed3", "WRITES 1 -"
+        "WRITES 0 vgsearch/arith-gen-v3-s6-seed3,vgsearch/arith-prm-v3-d4-s6-seed3",
+        "WRITES 1 -",
     ]
     # each rank read half of every global batch of 256 rows (sharded work, not the same work twice)
     rows = sorted(line for line in proc.stdout.splitlines() if line.startswith("ROWS "))

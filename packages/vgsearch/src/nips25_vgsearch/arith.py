@@ -138,9 +138,7 @@ def _features(prev: int, op: str, d: int, result: int | None = None) -> np.ndarr
     return x
 
 
-def _one_hot_features(
-    prev: np.ndarray, op: np.ndarray, d: np.ndarray, result: np.ndarray | None = None
-) -> np.ndarray:
+def _one_hot_features(prev: np.ndarray, op: np.ndarray, d: np.ndarray, result: np.ndarray | None = None) -> np.ndarray:
     """:func:`_features` of many steps at once: ints ``(B,)`` (``op`` 0 for ``+``, 1 for ``-``) -> ``(B, 32)``."""
     x = np.zeros((len(prev), N_FEATURES), dtype=np.float32)
     rows = np.arange(len(prev))
@@ -214,7 +212,7 @@ def one_thread() -> Iterator[None]:
 
 
 def _accelerator(accelerator: Any) -> Any:
-    """``accelerator``, or a default :class:`accelerate.Accelerator` (device and processes from ``accelerate launch``)."""
+    """``accelerator``, or a default :class:`accelerate.Accelerator` (device and processes of ``accelerate launch``)."""
     from accelerate import Accelerator
 
     if accelerator is None:
@@ -307,7 +305,11 @@ def train_tiny_generator(
 
     def batch(t: int, rows: range) -> tuple[torch.Tensor, torch.Tensor]:
         rng = np.random.default_rng((seed, t))  # the global batch's draws (cheap); this process's rows are kept
-        prev, op, d = rng.integers(10, size=batch_size), rng.integers(2, size=batch_size), rng.integers(10, size=batch_size)
+        prev, op, d = (
+            rng.integers(10, size=batch_size),
+            rng.integers(2, size=batch_size),
+            rng.integers(10, size=batch_size),
+        )
         wrong, shift = rng.random(batch_size) < teacher_error, rng.integers(1, 10, size=batch_size)
         sl = slice(rows.start, rows.stop)
         prev, op, d, wrong, shift = prev[sl], op[sl], d[sl], wrong[sl], shift[sl]
@@ -318,8 +320,18 @@ def train_tiny_generator(
     def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return nn.functional.cross_entropy(m(x), y)
 
-    return _train(model, batch, steps=steps, batch_size=batch_size, lr=lr, loss_fn=loss_fn, desc="train generator",
-                  accelerator=accelerator)  # fmt: skip
+    trained, loss = _train(
+        model,
+        batch,
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        loss_fn=loss_fn,
+        desc="train generator",
+        accelerator=accelerator,
+    )
+    assert isinstance(trained, StepMLP)
+    return trained, loss
 
 
 def _teacher_chains(
@@ -374,10 +386,11 @@ def train_tiny_prm(
         rng = np.random.default_rng((seed + 1, t))  # the global batch's draws; this process's rows are kept
         shape = (batch_size, depth)
         value = truth = rng.integers(10, size=batch_size)
-        op, d, wrong, shift = rng.integers(2, size=shape), rng.integers(10, size=shape), rng.random(shape), \
-            rng.integers(1, 10, size=shape)  # fmt: skip
+        op, d, u = rng.integers(2, size=shape), rng.integers(10, size=shape), rng.random(shape)
+        shift = rng.integers(1, 10, size=shape)
         sl = slice(rows.start, rows.stop)
-        value, truth, op, d, wrong, shift = value[sl], truth[sl], op[sl], d[sl], wrong[sl] < teacher_error, shift[sl]
+        value, truth, op, d, shift = value[sl], truth[sl], op[sl], d[sl], shift[sl]
+        wrong = u[sl] < teacher_error
         feats, labels = [], []
         for k in range(depth):  # the noisy teacher of teacher_solution, vectorised over chains
             out = np.where(op[:, k] == 0, value + d[:, k], value - d[:, k]) % 10
@@ -391,8 +404,18 @@ def train_tiny_prm(
     def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return nn.functional.binary_cross_entropy_with_logits(m(x), y)
 
-    return _train(model, batch, steps=steps, batch_size=batch_size, lr=lr, loss_fn=loss_fn, desc="train PRM",
-                  accelerator=accelerator)  # fmt: skip
+    trained, loss = _train(
+        model,
+        batch,
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        loss_fn=loss_fn,
+        desc="train PRM",
+        accelerator=accelerator,
+    )
+    assert isinstance(trained, StepPRMNet)
+    return trained, loss
 
 
 @torch.no_grad()

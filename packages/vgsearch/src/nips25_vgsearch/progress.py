@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TypeVar
 
 from nips25_shared import progress as _shared_progress
@@ -13,18 +13,18 @@ __all__ = ["progress", "progress_disabled"]
 T = TypeVar("T")
 
 
-def progress_disabled() -> bool:
-    """Whether ``$TQDM_DISABLE`` asks for no bars (any value but empty, ``0``, ``false``, ``no``, ``off``).
+def progress_disabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether ``TQDM_DISABLE`` asks for no bars (any value but empty, ``0``, ``false``, ``no``, ``off``).
+
+    Args:
+        environ: the variables to read; ``None`` reads :data:`os.environ`.
 
     Example:
-        >>> import os
-        >>> os.environ["TQDM_DISABLE"] = "1"; progress_disabled()
-        True
-        >>> os.environ["TQDM_DISABLE"] = "0"; progress_disabled()
-        False
-        >>> del os.environ["TQDM_DISABLE"]
+        >>> progress_disabled({"TQDM_DISABLE": "1"}), progress_disabled({"TQDM_DISABLE": "0"}), progress_disabled({})
+        (True, False, False)
     """
-    return os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false", "no", "off")
+    value = (os.environ if environ is None else environ).get("TQDM_DISABLE", "")
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def progress(iterable: Iterable[T], *, desc: str = "", show: bool = True) -> Iterator[T]:

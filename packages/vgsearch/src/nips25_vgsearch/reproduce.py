@@ -244,8 +244,9 @@ def _sweep_part(
     if dev is not None:
         for n in ns:
             dev_res = {
-                g: search_batched(dev.problems, dev.generator, dev.verifier, method="vg", n=n, g=g,
-                                  num_iterations=ROUNDS, **common)  # fmt: skip
+                g: search_batched(
+                    dev.problems, dev.generator, dev.verifier, method="vg", n=n, g=g, num_iterations=ROUNDS, **common
+                )
                 for g in gs
             }
             ok = {g: [dev.is_correct(r.problem, r.answer) for r in res] for g, res in dev_res.items()}

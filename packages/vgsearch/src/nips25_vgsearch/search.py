@@ -173,7 +173,7 @@ class PaperPreset:
 
     :math:`n = 4` candidates, beam width :math:`B_2 = 4` (so :math:`B_1 = 1` beam is kept), ``g`` in {1, 2, 3, 4}
     with ``num_iterations`` 12/6/4/3 (:math:`\\lfloor 12/g \\rfloor`, set per ``g`` in the script; the depth
-    before the last round, :math:`1 + (I-1) g`, is then 12/11/10/9 steps), duplicate filtering on, ``last``
+    after the :math:`I` rounds, :math:`1 + (I-1) g`, is then 12/11/10/9 steps), duplicate filtering on, ``last``
     aggregation, seed 0. Sampling (temperature 0.8, top-p 1.0, at most 2048 new tokens) belongs to the generator
     (:class:`~nips25_vgsearch.HFGenerator`), so it is recorded here but not passed to the search.
 

@@ -8,10 +8,9 @@ every rank prints a ``WRITES <rank> <keys>`` line listing the cache entries it w
 import sys
 from pathlib import Path
 
+import nips25_vgsearch.arith as arith
 import numpy as np
 from accelerate import Accelerator
-
-import nips25_vgsearch.arith as arith
 
 out = Path(sys.argv[1])
 accelerator = Accelerator()
