@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -41,6 +41,7 @@ __all__ = [
 log = get_logger("nips25_vgsearch.arith")
 _PROBLEM = re.compile(r"^\d(;[+-]\d)+$")
 _STEP = re.compile(r"^(\d)([+-])(\d)=(\d)$")
+_M = TypeVar("_M", bound=nn.Module)
 N_FEATURES = 32  # one-hot previous value (10), op (2), operand (10), result (10)
 
 
@@ -223,8 +224,8 @@ def _accelerator(accelerator: Any) -> Any:
 
 
 def _train(
-    model: nn.Module, batch: Any, *, steps: int, batch_size: int, lr: float, loss_fn: Any, desc: str, accelerator: Any
-) -> tuple[nn.Module, float]:
+    model: _M, batch: Any, *, steps: int, batch_size: int, lr: float, loss_fn: Any, desc: str, accelerator: Any
+) -> tuple[_M, float]:
     """Data-parallel Adam training under ``accelerate``; returns the unwrapped model on the CPU and the last loss.
 
     ``batch(t, rows)`` builds rows ``rows`` of the global batch of step ``t``; every row is drawn from its own seed,
@@ -252,7 +253,7 @@ def _train(
             if t == steps - 1:
                 loss_value = float(accelerator.reduce(loss.detach(), reduction="mean"))
     trained = accelerator.unwrap_model(wrapped)
-    return trained.to("cpu").eval(), loss_value
+    return cast(_M, trained.to("cpu").eval()), loss_value
 
 
 def _check_depth(depth: int) -> None:
@@ -320,18 +321,8 @@ def train_tiny_generator(
     def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return nn.functional.cross_entropy(m(x), y)
 
-    trained, loss = _train(
-        model,
-        batch,
-        steps=steps,
-        batch_size=batch_size,
-        lr=lr,
-        loss_fn=loss_fn,
-        desc="train generator",
-        accelerator=accelerator,
-    )
-    assert isinstance(trained, StepMLP)
-    return trained, loss
+    return _train(model, batch, steps=steps, batch_size=batch_size, lr=lr, loss_fn=loss_fn, desc="train generator",
+                  accelerator=accelerator)  # fmt: skip
 
 
 def _teacher_chains(
@@ -404,18 +395,8 @@ def train_tiny_prm(
     def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return nn.functional.binary_cross_entropy_with_logits(m(x), y)
 
-    trained, loss = _train(
-        model,
-        batch,
-        steps=steps,
-        batch_size=batch_size,
-        lr=lr,
-        loss_fn=loss_fn,
-        desc="train PRM",
-        accelerator=accelerator,
-    )
-    assert isinstance(trained, StepPRMNet)
-    return trained, loss
+    return _train(model, batch, steps=steps, batch_size=batch_size, lr=lr, loss_fn=loss_fn, desc="train PRM",
+                  accelerator=accelerator)  # fmt: skip
 
 
 @torch.no_grad()
