@@ -42,9 +42,10 @@ log = get_logger("nips25_vgsearch.reproduce")
 #: Sizes per profile. ``tiny`` is for the smoke test. The quick profile's simulator sizes give a paired SE of about
 #: 1 point on accuracy differences (README, "Results": the design was fixed before the run).
 PROFILES: dict[str, dict[str, Any]] = {
-    "tiny": {"sim_problems": 8, "sim_dev": 8, "ns": (4, 8), "control_problems": 8, "arith": True,
+    "tiny": {"sim_problems": 8, "sim_dev": 8, "ns": (4, 8), "bon_ns": (16,), "control_problems": 8, "arith": True,
              "arith_problems": 6, "arith_ns": (4, 8), "arith_train_steps": 3, "arith_prm_steps": 3},
-    "quick": {"sim_problems": 1200, "sim_dev": 400, "ns": (4, 8, 16), "control_problems": 400, "arith": True,
+    "quick": {"sim_problems": 1200, "sim_dev": 400, "ns": (4, 8, 16), "bon_ns": (32, 64), "control_problems": 400,
+              "arith": True,
               "arith_problems": 60, "arith_ns": (4, 16, 64), "arith_train_steps": 300, "arith_prm_steps": 1500},
 }  # fmt: skip
 GS: tuple[int | None, ...] = (*PAPER.gs, None)
@@ -230,9 +231,11 @@ class _Split(NamedTuple):
 def _sweep_part(
     test: _Split, dev: _Split | None, *, ns: Sequence[int], flops_models: Mapping[str, FlopsModel], seed: int,
     batch_size: int = 0, gs: Sequence[int | None] = GS, include_bon: bool = True, gap: bool = True,
+    bon_ns: Sequence[int] = (),
 ) -> dict[str, Any]:  # fmt: skip
     """Sweep over ``g`` and ``n`` on ``test`` (the paper's rounds per ``g``), adaptive ``g`` fitted on ``dev`` (if
-    given), the PRM's consecutive-gap share, and the points under every accounting of ``flops_models``."""
+    given), the PRM's consecutive-gap share, and the points under every accounting of ``flops_models``. ``bon_ns``:
+    further ``n`` for Best-of-N only, so that its FLOPs curve reaches beam search's budgets."""
     primary = next(iter(flops_models.values()))
     common: dict[str, Any] = {
         "beam_width": BEAM_WIDTH, "max_steps": MAX_STEPS, "seed": seed, "flops_model": primary,
@@ -240,6 +243,9 @@ def _sweep_part(
     }  # fmt: skip
     _, raw = run_sweep(test.problems, test.generator, test.verifier, test.is_correct, ns=ns, gs=gs,
                        include_bon=include_bon, num_iterations=ROUNDS, **common)  # fmt: skip
+    for n in bon_ns:
+        raw[("bon", n)] = search_batched(test.problems, test.generator, test.verifier, method="bon", n=n, g=None,
+                                         **common)  # fmt: skip
     policies = {}
     if dev is not None:
         for n in ns:
@@ -277,7 +283,7 @@ def _sim_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     return _sweep_part(
         _Split(test.problems, test.generator(), test.verifier(), test.is_correct),
         _Split(dev.problems, dev.generator(), dev.verifier(), dev.is_correct),
-        ns=cfg["ns"], flops_models=accountings(1.5e9, 7e9), seed=seed,
+        ns=cfg["ns"], flops_models=accountings(1.5e9, 7e9), seed=seed, bon_ns=cfg["bon_ns"],
     )  # fmt: skip
 
 
