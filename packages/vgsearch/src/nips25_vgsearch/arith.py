@@ -576,8 +576,9 @@ def load_or_train_pair(
     """The tiny generator and PRM, trained once per setting and kept in the nips25 cache (``cached``).
 
     The generator's held-out cross-entropy is 1.23 nats at the default 300 steps and 1.17 at 900, against its
-    teacher's noise floor of 1.11 (measured on 20000 fresh steps with 0.2.0's data stream; 0.1.0 stated about 1.11 at 300 steps), so it
-    stays a little worse than its teacher; the PRM's held-out loss is about 0.09 at 1500 steps (0.25 at 300). Under
+    teacher's noise floor of 1.11 (measured on 20000 fresh steps with 0.2.0's data stream; 0.1.0 stated about
+    1.11 at 300 steps), so it stays a little worse than its teacher; the PRM's held-out loss is about 0.09 at
+    1500 steps (0.25 at 300). Under
     ``accelerate launch`` every process trains its shard and only the main process writes the cache entries
     (after :meth:`~accelerate.Accelerator.wait_for_everyone`).
 
