@@ -102,3 +102,7 @@ def tiny():
     lm = LlamaForCausalLM(llama_config(len(tok))).eval()
     prm = LlamaForTokenClassification(llama_config(len(tok), num_labels=1)).eval()
     return tok, lm, prm
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "distributed: runs training under accelerate launch with 2 CPU processes")

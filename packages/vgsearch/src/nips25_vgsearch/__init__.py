@@ -14,7 +14,17 @@ from nips25_vgsearch.arith import (
 from nips25_vgsearch.flops import ComputeLedger, FlopsModel
 from nips25_vgsearch.generator import STOP, Generator, Step, StepRequest, path_seed, step_seed
 from nips25_vgsearch.hf import HFPRM, HFGenerator, load_generator, load_prm
-from nips25_vgsearch.search import GapPolicy, SearchConfig, SearchResult, beam_search, best_of_n, dvts, vg_search
+from nips25_vgsearch.search import (
+    PAPER,
+    GapPolicy,
+    PaperPreset,
+    SearchConfig,
+    SearchResult,
+    beam_search,
+    best_of_n,
+    dvts,
+    vg_search,
+)
 from nips25_vgsearch.simulator import MATH500_LEVEL_MIX, SimGenerator, SimPRM, StepChainTask, consecutive_gap_share
 from nips25_vgsearch.sweep import SweepPoint, accuracy_at, pareto_front, run_sweep
 from nips25_vgsearch.verifier import Verifier, aggregate_scores
@@ -28,6 +38,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 __all__ = [
     "HFPRM",
     "MATH500_LEVEL_MIX",
+    "PAPER",
     "STOP",
     "AdaptiveG",
     "ArithChainTask",
@@ -36,6 +47,7 @@ __all__ = [
     "GapPolicy",
     "Generator",
     "HFGenerator",
+    "PaperPreset",
     "SearchConfig",
     "SearchResult",
     "SimGenerator",

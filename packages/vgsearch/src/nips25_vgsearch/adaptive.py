@@ -39,11 +39,15 @@ def difficulty_proxy(first_scores: np.ndarray, *, kind: Literal["mean", "std"] =
 
 @dataclass
 class AdaptiveG:
-    """Chooses ``g`` from dev-set results (adaptive VG-Search; the paper's exact rule was not published).
+    r"""Chooses ``g`` from dev-set results (adaptive VG-Search; the paper's exact rule was not published).
 
     ``policy="difficulty"``: problems are binned by :func:`difficulty_proxy` of their round-0 scores (quantile
-    bins fitted on the dev set); each bin gets the cheapest ``g`` whose dev accuracy in the bin is within
-    ``tolerance`` of the bin's best. The fitted object is a granularity policy: pass it as ``g=`` to
+    bins fitted on the dev set); each bin gets the cheapest ``g`` whose dev accuracy in the bin is within the
+    bin's slack of the bin's best: :math:`\max(\text{tolerance}, 1/m_b) + \text{se\_slack}\cdot
+    \mathrm{SE}_b(\text{best} - g)`, with :math:`m_b` the bin's dev problems (at least one problem's worth) and
+    :math:`\mathrm{SE}_b` the paired standard error of the accuracy difference on the bin's problems. The slack
+    shrinks the choice towards the cheap ``g`` unless the dev set shows a difference larger than its noise, so a
+    small dev set cannot pick a granularity from noise. The fitted object is a granularity policy: pass it as ``g=`` to
     :func:`~nips25_vgsearch.vg_search` and every problem gets its bin's ``g`` after round 0.
 
     ``policy="budget"``: :meth:`choose` ``(budget=F)`` returns the most accurate ``g`` whose mean dev FLOPs fit the
@@ -52,7 +56,8 @@ class AdaptiveG:
     Attributes:
         policy: ``"difficulty"`` or ``"budget"``.
         n_bins: difficulty bins, ``>= 1``.
-        tolerance: accuracy slack in [0, 1) that buys a cheaper ``g``.
+        tolerance: accuracy slack in [0, 1) that buys a cheaper ``g`` (at least one problem per bin is used).
+        se_slack: paired standard errors of slack, ``>= 0`` (0 with a large ``tolerance`` is the old rule).
         proxy: ``"mean"`` or ``"std"`` (see :func:`difficulty_proxy`).
 
     Example:
@@ -69,6 +74,7 @@ class AdaptiveG:
     policy: Literal["difficulty", "budget"] = "difficulty"
     n_bins: int = 3
     tolerance: float = 0.02
+    se_slack: float = 1.0
     proxy: Literal["mean", "std"] = "mean"
     edges_: np.ndarray | None = field(default=None, init=False)
     table_: list[int | None] = field(default_factory=list, init=False)
@@ -83,6 +89,10 @@ class AdaptiveG:
             raise TypeError(f"tolerance must be a number, got {type(self.tolerance).__name__}")
         if not (math.isfinite(self.tolerance) and 0.0 <= self.tolerance < 1.0):
             raise ValueError(f"tolerance must be in [0, 1), got {self.tolerance}")
+        if isinstance(self.se_slack, bool) or not isinstance(self.se_slack, (int, float)):
+            raise TypeError(f"se_slack must be a number, got {type(self.se_slack).__name__}")
+        if not (math.isfinite(self.se_slack) and self.se_slack >= 0):
+            raise ValueError(f"se_slack must be finite and >= 0, got {self.se_slack}")
         if self.proxy not in ("mean", "std"):
             raise ValueError(f"proxy must be 'mean' or 'std', got {self.proxy!r}")
 
@@ -132,13 +142,21 @@ class AdaptiveG:
             mask = bins == b
             if not mask.any():
                 mask = np.ones_like(mask)
-            table.append(self._best([(g, float(flops[g][mask].mean()), float(acc[g][mask].mean())) for g in gs]))
+            table.append(self._best({g: (float(flops[g][mask].mean()), acc[g][mask]) for g in gs}))
         self.edges_, self.table_ = edges, table
         return self
 
-    def _best(self, rows: list[tuple[int | None, float, float]]) -> int | None:
-        top = max(a for _, _, a in rows)
-        ok = [(f, g) for g, f, a in rows if a >= top - self.tolerance - 1e-12]
+    def _best(self, rows: dict[int | None, tuple[float, np.ndarray]]) -> int | None:
+        """The cheapest ``g`` within the slack of the most accurate one; ``rows[g] = (mean FLOPs, correct (m,))``."""
+        top = max(rows, key=lambda g: (float(rows[g][1].mean()), -rows[g][0]))
+        best = rows[top][1]
+        m = len(best)
+        ok = []
+        for g, (f, c) in rows.items():
+            diff = best - c
+            se = float(diff.std(ddof=1) / math.sqrt(m)) if m > 1 else 0.0
+            if float(diff.mean()) <= max(self.tolerance, 1.0 / m) + self.se_slack * se + 1e-12:
+                ok.append((f, g))
         return min(ok, key=lambda t: t[0])[1]
 
     def _check_fitted(self) -> None:

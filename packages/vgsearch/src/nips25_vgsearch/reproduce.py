@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -20,6 +20,7 @@ import numpy as np
 from nips25_shared import Claim, Report, get_logger
 from nips25_vgsearch.adaptive import AdaptiveG
 from nips25_vgsearch.flops import FlopsModel
+from nips25_vgsearch.search import PAPER, SearchConfig
 from nips25_vgsearch.simulator import StepChainTask, consecutive_gap_share
 from nips25_vgsearch.sweep import SweepPoint, accuracy_at, run_sweep, score_results, search_batched
 from nips25_vgsearch.voting import extract_answer, last_boxed
@@ -38,21 +39,37 @@ __all__ = [
 TITLE = "Rethinking Optimal Verification Granularity for Compute-Efficient Test-Time Scaling"
 log = get_logger("nips25_vgsearch.reproduce")
 
-#: Sizes per profile. ``tiny`` is for the smoke test.
+#: Sizes per profile. ``tiny`` is for the smoke test. The quick profile's simulator sizes give a paired SE of about
+#: 1 point on accuracy differences (README, "Results": the design was fixed before the run).
 PROFILES: dict[str, dict[str, Any]] = {
-    "tiny": {"sim_problems": 8, "sim_dev": 8, "ns": (4, 8), "arith": True, "arith_problems": 6, "arith_ns": (4, 8),
-             "arith_train_steps": 3, "arith_prm_steps": 3},
-    "quick": {"sim_problems": 150, "sim_dev": 100, "ns": (4, 16, 64), "arith": True, "arith_problems": 60,
-              "arith_ns": (4, 16, 64), "arith_train_steps": 300, "arith_prm_steps": 1500},
+    "tiny": {"sim_problems": 8, "sim_dev": 8, "ns": (4, 8), "bon_ns": (16,), "control_problems": 8, "arith": True,
+             "arith_problems": 6, "arith_ns": (4, 8), "arith_train_steps": 3, "arith_prm_steps": 3},
+    "quick": {"sim_problems": 1200, "sim_dev": 400, "ns": (4, 8, 16), "bon_ns": (32, 64), "control_problems": 400,
+              "arith": True,
+              "arith_problems": 60, "arith_ns": (4, 16, 64), "arith_train_steps": 300, "arith_prm_steps": 1500},
 }  # fmt: skip
-GS: tuple[int | None, ...] = (1, 2, 3, 4, None)
-BEAM_WIDTH = 4
+GS: tuple[int | None, ...] = (*PAPER.gs, None)
+#: Rounds per ``g``: the paper's 12/6/4/3 (:data:`~nips25_vgsearch.PAPER`); ``g=inf`` takes the derived 2.
+ROUNDS: dict[int | None, int] = dict(PAPER.num_iterations)
+BEAM_WIDTH = PAPER.beam_width
 MAX_STEPS = 12
 N_GRID = 25
-# Criteria, fixed before any run.
-MARGIN_SE = 1.0  # claim 1: an intermediate g beats the better baseline by more than 1 binomial SE
-ADAPT_SE = 1.0  # claim 2: adaptive accuracy within 1 SE of the best fixed g, with fewer FLOPs than beam search
+# Criteria, fixed before any run (0.2.0 design; the 0.1.0 design used 1 binomial SE, README "Results").
+MARGIN_SE = 2.0  # claim 1: an intermediate g beats the better baseline by more than 2 paired SE
+ADAPT_SE = 2.0  # claim 2: adaptive accuracy within 2 paired SE of the best fixed g, with fewer FLOPs than beam search
+CONTROL_SE = 2.0  # control: with an oracle PRM the best intermediate g is never below beam search by > 2 paired SE
+ADAPT_BINS = 2  # adaptive g: difficulty bins fitted on the dev set
 GAP_THRESHOLD, GAP_SHARE = 0.01, 0.5  # the paper: consecutive PRM scores differ by < 1% in > 50% of steps
+
+
+def accountings(p_gen: float, p_ver: float) -> dict[str, FlopsModel]:
+    """The two FLOPs accountings every claim is decided under: ``prefill-reread`` (every step-wise request re-reads
+    prompt + prefix, the PRM re-reads the whole path: no cache anywhere) and ``prefix-cached`` (prefix caching for
+    the generator and a per-path KV cache for the PRM, as vLLM serves them)."""
+    return {"prefill-reread": FlopsModel(p_gen=p_gen, p_ver=p_ver),
+            "prefix-cached": FlopsModel(p_gen=p_gen, p_ver=p_ver, count_prefill=False, prm_kv_cache=True)}  # fmt: skip
+
+
 # --profile paper (local models): candidate counts, dev share, problems per search call, and our own system prompt
 # for chat models (the paper's code uses search-and-learn's default one, not copied here); each has an environment
 # override: VGSEARCH_NS, VGSEARCH_BATCH, VGSEARCH_SYSTEM_PROMPT. A matched-FLOPs comparison needs each method's curve
@@ -73,19 +90,39 @@ def _by_method(points: Sequence[SweepPoint]) -> dict[str, list[SweepPoint]]:
     return out
 
 
+def _interpolated(points: Sequence[SweepPoint], correct: Mapping[tuple[str, int], Sequence[bool]], budget: float
+                  ) -> np.ndarray:  # fmt: skip
+    """Per-problem correctness of one method at ``budget``, interpolated like :func:`accuracy_at` (its mean)."""
+    pts = sorted(points, key=lambda p: p.flops)
+    x = np.log10([p.flops for p in pts])
+    lx = min(max(math.log10(budget), x[0]), x[-1])
+    j = int(np.clip(np.searchsorted(x, lx, side="right") - 1, 0, len(pts) - 1))
+    lo = np.asarray(correct[(pts[j].method, pts[j].n)], dtype=float)
+    if j == len(pts) - 1 or x[j + 1] == x[j]:
+        return lo
+    w = (lx - x[j]) / (x[j + 1] - x[j])
+    return (1 - w) * lo + w * np.asarray(correct[(pts[j + 1].method, pts[j + 1].n)], dtype=float)
+
+
 def matched_flops_comparison(
     points: Sequence[SweepPoint], *, candidates: Sequence[str], baselines: Sequence[str] = ("g=1", "bon"),
-    n_grid: int = N_GRID, n_problems: int,
+    n_grid: int = N_GRID, n_problems: int, correct: Mapping[tuple[str, int], Sequence[bool]] | None = None,
+    margin_se: float = MARGIN_SE,
 ) -> dict[str, Any]:  # fmt: skip
-    """Compare candidate methods with the baselines at matched FLOPs (log-linear interpolation on each curve).
+    r"""Compare candidate methods with the baselines at matched FLOPs (log-linear interpolation on each curve).
 
     On ``n_grid`` log-spaced budgets inside the FLOPs range that every involved method covers, it finds the
-    budget and candidate with the largest margin over the better baseline, and tests that margin against one
-    binomial SE of the baseline's accuracy with ``n_problems`` problems.
+    budget and candidate with the largest margin over the better baseline and tests that margin against
+    ``margin_se`` standard errors. With ``correct`` (per ``(method, n)``, one bool per problem, the same problems
+    for every method) the SE is the paired SE of the difference, :math:`\mathrm{sd}(d)/\sqrt{m}` over the
+    per-problem interpolated differences :math:`d`; without it, one binomial SE of the baseline's accuracy.
 
     Returns:
-        ``{"budget", "method", "accuracy", "baseline_best", "margins": {baseline: delta}, "se", "beats",
-        "range"}`` (``beats`` False and NaNs when the ranges do not overlap).
+        ``{"budget", "method", "accuracy", "baseline_best", "baseline", "margins": {baseline: delta}, "se",
+        "se_binomial", "beats", "range"}`` (``beats`` False and NaNs when the ranges do not overlap).
+
+    Raises:
+        ValueError: if ``points`` lack a method.
     """
     curves = _by_method(points)
     involved = [*candidates, *baselines]
@@ -94,24 +131,65 @@ def matched_flops_comparison(
         raise ValueError(f"points lack methods {missing}")
     lo = max(min(p.flops for p in curves[m]) for m in involved)
     hi = min(max(p.flops for p in curves[m]) for m in involved)
-    best: dict[str, Any] = {"beats": False, "range": [lo, hi], "budget": float("nan"), "method": None}
+    best: dict[str, Any] = {"beats": False, "range": [lo, hi], "budget": float("nan"), "method": None,
+                            "se": float("nan"), "se_binomial": float("nan")}  # fmt: skip
     if lo > hi:
         return best
     margin_best = -math.inf
     for budget in np.logspace(math.log10(lo), math.log10(hi), n_grid):
         base = {b: accuracy_at(curves[b], float(budget)) for b in baselines}
-        top = max(base.values())
+        top_name = max(baselines, key=lambda b: base[b])
+        top = base[top_name]
         for m in candidates:
             acc = accuracy_at(curves[m], float(budget))
             if acc - top > margin_best:
                 margin_best = acc - top
-                se = math.sqrt(max(top * (1 - top), 1e-12) / n_problems)
+                se_bin = math.sqrt(max(top * (1 - top), 1e-12) / n_problems)
+                if correct is None:
+                    se = se_bin
+                else:
+                    d = _interpolated(curves[m], correct, float(budget)) - _interpolated(
+                        curves[top_name], correct, float(budget))  # fmt: skip
+                    se = float(d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else float("nan")
                 best = {
                     "budget": float(budget), "method": m, "accuracy": acc, "baseline_best": top,
-                    "margins": {b: acc - v for b, v in base.items()}, "se": se,
-                    "beats": bool(acc - top > MARGIN_SE * se), "range": [lo, hi],
+                    "baseline": top_name, "margins": {b: acc - v for b, v in base.items()}, "se": se,
+                    "se_binomial": se_bin, "beats": bool(acc - top > margin_se * se), "range": [lo, hi],
                 }  # fmt: skip
     return best
+
+
+def never_loses(
+    points: Sequence[SweepPoint], correct: Mapping[tuple[str, int], Sequence[bool]], *, candidates: Sequence[str],
+    baseline: str = "g=1", n_grid: int = N_GRID, margin_se: float = 2.0,
+) -> dict[str, Any]:  # fmt: skip
+    """Whether, at every budget of the common FLOPs range, the best candidate is not below ``baseline`` by more
+    than ``margin_se`` paired SE (the positive control: with an oracle PRM, intermediate ``g`` must not lose).
+
+    Returns:
+        ``{"holds", "worst_budget", "worst_margin", "worst_se", "range"}``; ``holds`` False if the ranges do not
+        overlap.
+    """
+    curves = _by_method(points)
+    lo = max(min(p.flops for p in curves[m]) for m in [*candidates, baseline])
+    hi = min(max(p.flops for p in curves[m]) for m in [*candidates, baseline])
+    out: dict[str, Any] = {"holds": False, "range": [lo, hi], "worst_budget": float("nan"),
+                           "worst_margin": float("nan"), "worst_se": float("nan")}  # fmt: skip
+    if lo > hi:
+        return out
+    worst = math.inf
+    holds = True
+    for budget in np.logspace(math.log10(lo), math.log10(hi), n_grid):
+        base = _interpolated(curves[baseline], correct, float(budget))
+        m = max(candidates, key=lambda c: accuracy_at(curves[c], float(budget)))
+        d = _interpolated(curves[m], correct, float(budget)) - base
+        se = float(d.std(ddof=1) / math.sqrt(len(d)))
+        holds &= bool(d.mean() >= -margin_se * se)
+        if d.mean() < worst:
+            worst = float(d.mean())
+            out.update(worst_budget=float(budget), worst_margin=worst, worst_se=se, worst_method=m)
+    out["holds"] = holds
+    return out
 
 
 def _plot(curves: dict[str, dict[str, list[SweepPoint]]], out_dir: Path) -> str:
@@ -151,30 +229,50 @@ class _Split(NamedTuple):
 
 
 def _sweep_part(
-    test: _Split, dev: _Split, *, ns: Sequence[int], flops_model: FlopsModel, seed: int, batch_size: int = 0
-) -> dict[str, Any]:
-    """Sweep over ``g`` and ``n`` on ``test``, adaptive ``g`` fitted on ``dev``, and the PRM's consecutive-gap share."""
+    test: _Split, dev: _Split | None, *, ns: Sequence[int], flops_models: Mapping[str, FlopsModel], seed: int,
+    batch_size: int = 0, gs: Sequence[int | None] = GS, include_bon: bool = True, gap: bool = True,
+    bon_ns: Sequence[int] = (),
+) -> dict[str, Any]:  # fmt: skip
+    """Sweep over ``g`` and ``n`` on ``test`` (the paper's rounds per ``g``), adaptive ``g`` fitted on ``dev`` (if
+    given), the PRM's consecutive-gap share, and the points under every accounting of ``flops_models``. ``bon_ns``:
+    further ``n`` for Best-of-N only, so that its FLOPs curve reaches beam search's budgets."""
+    primary = next(iter(flops_models.values()))
     common: dict[str, Any] = {
-        "beam_width": BEAM_WIDTH, "max_steps": MAX_STEPS, "seed": seed, "flops_model": flops_model,
+        "beam_width": BEAM_WIDTH, "max_steps": MAX_STEPS, "seed": seed, "flops_model": primary,
         "batch_size": batch_size,
     }  # fmt: skip
-    points, raw = run_sweep(test.problems, test.generator, test.verifier, test.is_correct, ns=ns, gs=GS, **common)
-    adaptive_points, policies = [], {}
-    for n in ns:
-        dev_res = {
-            g: search_batched(dev.problems, dev.generator, dev.verifier, method="vg", n=n, g=g, **common) for g in GS
-        }
-        ok = {g: [dev.is_correct(r.problem, r.answer) for r in res] for g, res in dev_res.items()}
-        policy = AdaptiveG(policy="difficulty").fit(dev_res, ok)
-        policies[n] = [("inf" if g is None else g) for g in policy.table_]
-        res = search_batched(test.problems, test.generator, test.verifier, method="vg", n=n, g=policy, **common)
-        adaptive_points.append(score_results("adaptive", n, res, test.is_correct)[0])
-    bon = raw[("bon", ns[0])]
-    scores = test.verifier.score(
-        [r.problem for r in bon for _ in r.completions], [c for r in bon for c in r.completions]
-    )
-    gap = consecutive_gap_share(scores, threshold=GAP_THRESHOLD)
-    return {"points": points, "adaptive": adaptive_points, "policies": policies, "gap_share": gap,
+    _, raw = run_sweep(test.problems, test.generator, test.verifier, test.is_correct, ns=ns, gs=gs,
+                       include_bon=include_bon, num_iterations=ROUNDS, **common)  # fmt: skip
+    for n in bon_ns:
+        raw[("bon", n)] = search_batched(test.problems, test.generator, test.verifier, method="bon", n=n, g=None,
+                                         **common)  # fmt: skip
+    policies = {}
+    if dev is not None:
+        for n in ns:
+            dev_res = {
+                g: search_batched(
+                    dev.problems, dev.generator, dev.verifier, method="vg", n=n, g=g, num_iterations=ROUNDS, **common
+                )
+                for g in gs
+            }
+            ok = {g: [dev.is_correct(r.problem, r.answer) for r in res] for g, res in dev_res.items()}
+            policy = AdaptiveG(policy="difficulty", n_bins=ADAPT_BINS).fit(dev_res, ok)
+            policies[n] = [("inf" if g is None else g) for g in policy.table_]
+            raw[("adaptive", n)] = search_batched(test.problems, test.generator, test.verifier, method="vg", n=n,
+                                                  g=policy, num_iterations=ROUNDS, **common)  # fmt: skip
+    correct = {key: [bool(test.is_correct(r.problem, r.answer)) for r in res] for key, res in raw.items()}
+    points = {
+        name: [score_results(m, n, res, test.is_correct, flops_model=fm)[0] for (m, n), res in raw.items()]
+        for name, fm in flops_models.items()
+    }
+    gap_share = float("nan")
+    if gap:
+        bon = raw[("bon", ns[0])]
+        scores = test.verifier.score(
+            [r.problem for r in bon for _ in r.completions], [c for r in bon for c in r.completions]
+        )
+        gap_share = consecutive_gap_share(scores, threshold=GAP_THRESHOLD)
+    return {"points": points, "correct": correct, "policies": policies, "gap_share": gap_share,
             "n_problems": len(test.problems)}  # fmt: skip
 
 
@@ -185,27 +283,51 @@ def _sim_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     return _sweep_part(
         _Split(test.problems, test.generator(), test.verifier(), test.is_correct),
         _Split(dev.problems, dev.generator(), dev.verifier(), dev.is_correct),
-        ns=cfg["ns"], flops_model=FlopsModel(p_gen=1.5e9, p_ver=7e9), seed=seed,
+        ns=cfg["ns"], flops_models=accountings(1.5e9, 7e9), seed=seed, bon_ns=cfg["bon_ns"],
+    )  # fmt: skip
+
+
+#: The positive control's simulator: an oracle PRM (score sigma(+-6) of "prefix correct", noticed at once, no
+#: noise, no bias, no memory) and recoverable errors (a step after an error repairs it with probability 0.3).
+CONTROL_TASK: dict[str, float] = {"recovery": 0.3, "prm_signal": 6.0, "prm_bias": 0.0, "prm_first_noise": 0.0,
+                                  "prm_noise": 0.0, "rho": 0.0, "prm_detect": 1.0}  # fmt: skip
+
+
+def _control_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The positive control: the same sweep with an oracle PRM on recoverable chains (no BoN, no adaptive g)."""
+    task = StepChainTask(n_problems=cfg["control_problems"], seed=seed + 2000, **CONTROL_TASK)  # type: ignore[arg-type]
+    return _sweep_part(
+        _Split(task.problems, task.generator(), task.verifier(), task.is_correct), None, ns=cfg["ns"],
+        flops_models=accountings(1.5e9, 7e9), seed=seed, gs=PAPER.gs, include_bon=False, gap=False,
     )  # fmt: skip
 
 
 def _arith_part(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
-    """The tiny trained generator/PRM pair on modular-arithmetic chains."""
+    """The tiny trained generator/PRM pair on modular-arithmetic chains (6 steps, so its own rounds per ``g``)."""
     from nips25_vgsearch.arith import ArithChainTask, load_or_train_pair
 
     task = ArithChainTask(n_problems=cfg["arith_problems"], seed=seed + 7)
     gen, prm, info = load_or_train_pair(gen_steps=cfg["arith_train_steps"], prm_steps=cfg["arith_prm_steps"], seed=seed)
-    flops_model = FlopsModel(p_gen=gen.n_params, p_ver=prm.n_params)
-    points, raw = run_sweep(
+    models = accountings(gen.n_params, prm.n_params)
+    _, raw = run_sweep(
         task.problems, gen, prm, task.is_correct, ns=cfg["arith_ns"], gs=GS, beam_width=BEAM_WIDTH,
-        max_steps=task.depth, seed=seed, flops_model=flops_model,
+        max_steps=task.depth, seed=seed, flops_model=models["prefill-reread"],
     )  # fmt: skip
+    correct = {key: [bool(task.is_correct(r.problem, r.answer)) for r in res] for key, res in raw.items()}
+    points = {name: [score_results(m, n, res, task.is_correct, flops_model=fm)[0] for (m, n), res in raw.items()]
+              for name, fm in models.items()}  # fmt: skip
     bon = raw[("bon", cfg["arith_ns"][0])]
     gap = consecutive_gap_share(
         prm.score([r.problem for r in bon for _ in r.completions], [c for r in bon for c in r.completions]),
         threshold=GAP_THRESHOLD,
     )
-    return {"points": points, "gap_share": gap, "n_problems": len(task.problems), **info}
+    return {"points": points, "correct": correct, "gap_share": gap, "n_problems": len(task.problems), **info}
+
+
+def rounds_per_g(gs: Sequence[int | None] = GS, *, max_steps: int = MAX_STEPS) -> dict[str, int]:
+    """The verification rounds each ``g`` runs with in the reproduction (``"inf"`` for the full length)."""
+    config = SearchConfig(max_steps=max_steps, num_iterations=ROUNDS)
+    return {("inf" if g is None else str(g)): config.iterations(g) for g in gs}
 
 
 class PaperInputError(ValueError):
@@ -321,7 +443,9 @@ def paper_settings() -> dict[str, Any]:
 
 
 def _paper(seed: int, out_dir: Path) -> Report:
-    """The paper's setting on real models from local paths; fails with the missing path named."""
+    """The paper's run (:data:`~nips25_vgsearch.PAPER`: n = 4, beam width 4, g in {1, 2, 3, 4} with 12/6/4/3
+    rounds, plus BoN and ``g=inf``; more ``n`` from ``$VGSEARCH_NS`` for the matched-FLOPs curves) on real models
+    from local paths; fails with the missing path named."""
     from nips25_vgsearch.hf import HFGenerator, load_generator, load_prm
 
     settings = paper_settings()  # checked before the (slow) model loads
@@ -355,7 +479,7 @@ def _paper(seed: int, out_dir: Path) -> Report:
     start = time.perf_counter()
     part = _sweep_part(
         _Split(test, gen, prm, is_correct), _Split(dev, gen, prm, is_correct), ns=ns, seed=seed,
-        flops_model=FlopsModel(p_gen=gen.n_params, p_ver=prm.n_params), batch_size=settings["batch_size"],
+        flops_models=accountings(gen.n_params, prm.n_params), batch_size=settings["batch_size"],
     )  # fmt: skip
     setting = f"local models ({Path(paths['VGSEARCH_GENERATOR']).name}, PRM {Path(paths['VGSEARCH_PRM']).name})"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -366,15 +490,17 @@ def _paper(seed: int, out_dir: Path) -> Report:
         seed=seed,
         config={
             "paths": paths, "ns": list(ns), "gs": ["inf" if g is None else g for g in GS], "beam_width": BEAM_WIDTH,
+            "rounds_per_g": rounds_per_g(), "preset": vars(PAPER),
             "max_steps": MAX_STEPS, "n_dev": len(dev), "n_test": len(test), "batch_size": settings["batch_size"],
             "prompt": "chat template" if chat else getattr(gen, "prompt_template", None),
             "system_prompt": system_prompt if chat else None, "prm_mode": settings["prm_mode"],
-            "points": [vars(p) for p in [*part["points"], *part["adaptive"]]],
+            "points": [vars(p) for p in part["points"]["prefill-reread"]],
+            "points_by_accounting": {k: [vars(p) for p in v] for k, v in part["points"].items()},
             "adaptive_tables": {str(k): v for k, v in part["policies"].items()},
         },
         claims=_claims(part, None, setting=setting, prm_gap=True),
         wall_time_s=time.perf_counter() - start,
-        figures=[_plot({setting: _by_method([*part["points"], *part["adaptive"]])}, out_dir)],
+        figures=[_plot({f"{setting}, {k}": _by_method(v) for k, v in part["points"].items()}, out_dir)],
         notes=f"{len(test)} test problems, adaptive g fitted on {len(dev)} dev problems (a seeded split of "
         "VGSEARCH_DATA); answers: the last \\boxed{} of the chosen completion against the reference (exact_match).",
     )  # fmt: skip
@@ -402,83 +528,112 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     cfg = PROFILES[profile]
     start = time.perf_counter()
     sim = _sim_part(cfg, seed)
+    control = _control_part(cfg, seed)
     arith = _arith_part(cfg, seed) if cfg["arith"] else None
-    curves = {"simulator (1.5B gen, 7B PRM FLOPs)": _by_method([*sim["points"], *sim["adaptive"]])}
+    main = "prefill-reread"
+    curves = {"simulator (1.5B gen, 7B PRM FLOPs, prefill re-read)": _by_method(sim["points"][main]),
+              "simulator, prefix-cached FLOPs": _by_method(sim["points"]["prefix-cached"]),
+              "control: oracle PRM, recoverable errors": _by_method(control["points"][main])}  # fmt: skip
     if arith is not None:
-        curves["tiny trained pair (MLP generator, GRU PRM), arithmetic chains"] = _by_method(arith["points"])
+        curves["tiny trained pair (MLP generator, GRU PRM), arithmetic chains"] = _by_method(arith["points"][main])
     figure = _plot(curves, out_dir)
-    claims = _claims(sim, arith)
+    claims = _claims(sim, arith, control=control)
     config = {
         "profile": profile, "gs": ["inf" if g is None else g for g in GS], "beam_width": BEAM_WIDTH,
+        "rounds_per_g": rounds_per_g(), "arith_rounds_per_g": rounds_per_g(max_steps=6) | {"source": "derived"},
         "max_steps": MAX_STEPS, **{k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()},
         "simulator": {k: v for k, v in vars(StepChainTask(n_problems=1)).items() if k not in ("problems", "levels")},
+        "control_task": CONTROL_TASK, "adaptive_bins": ADAPT_BINS,
         "adaptive_tables": {str(k): v for k, v in sim["policies"].items()},
-        "sim_points": [vars(p) for p in [*sim["points"], *sim["adaptive"]]],
-        "arith_points": [vars(p) for p in arith["points"]] if arith else [],
-        "arith_models": {k: v for k, v in (arith or {}).items() if k not in ("points",)},
+        "sim_points": {k: [vars(p) for p in v] for k, v in sim["points"].items()},
+        "control_points": {k: [vars(p) for p in v] for k, v in control["points"].items()},
+        "arith_points": {k: [vars(p) for p in v] for k, v in arith["points"].items()} if arith else {},
+        "arith_models": {k: v for k, v in (arith or {}).items() if k not in ("points", "correct")},
     }  # fmt: skip
     return Report(
         package="vgsearch", title=TITLE, profile=profile, seed=seed, config=config, claims=claims,
         wall_time_s=time.perf_counter() - start, figures=[figure],
         notes=(
             "Part A: calibrated simulator (StepChainTask, MATH-500 level mix, FLOPs of a 1.5B generator and a 7B "
-            "PRM; calibrated to the paper's <1% consecutive-gap share and ~55% single-sample accuracy). Part B: a "
-            "tiny MLP generator and GRU PRM trained here on modular-arithmetic chains (real computation, "
-            "FLOPs from their parameter counts). Beam width B2 = 4 throughout, as in the paper's runs."
+            "PRM; calibrated to the paper's <1% consecutive-gap share and ~55% single-sample accuracy), the paper's "
+            "rounds 12/6/4/3 for g=1..4, every claim under two FLOPs accountings (prefill re-read; prefix-cached). "
+            "Control: the same sweep with an oracle PRM on recoverable chains. Part B: a tiny MLP generator and GRU "
+            "PRM trained here on modular-arithmetic chains (real computation, FLOPs from their parameter counts). "
+            "Beam width B2 = 4 throughout, as in the paper's runs. SEs are paired over problems."
         ),
     )  # fmt: skip
 
 
 def _claims(
-    sim: dict[str, Any], arith: dict[str, Any] | None, *, setting: str = "simulator", prm_gap: bool = False
-) -> list[Claim]:
+    sim: dict[str, Any], arith: dict[str, Any] | None, *, control: dict[str, Any] | None = None,
+    setting: str = "simulator", prm_gap: bool = False,
+) -> list[Claim]:  # fmt: skip
     """The claims of a run: ``sim`` is the main part (:func:`_sweep_part`: the simulator, or the paper profile's
     local models, named by ``setting``); ``prm_gap`` counts the main part's PRM in the consecutive-gap claim (a real
-    PRM), where the simulator's PRM, calibrated to it, does not count."""
-    points, adaptive, n_prob = sim["points"], sim["adaptive"], sim["n_problems"]
+    PRM), where the simulator's PRM, calibrated to it, does not count. Claims 1 and 2 are decided under both FLOPs
+    accountings (``-prefix-cached`` ids for the second)."""
+    n_prob, correct = sim["n_problems"], sim["correct"]
     mid = ["g=2", "g=3", "g=4"]
-    c1 = matched_flops_comparison(points, candidates=mid, n_problems=n_prob)
-    claims = [
-        Claim(
-            id="intermediate-g-beats-beam-and-bon",
+    claims: list[Claim] = []
+    for accounting, points in sim["points"].items():
+        suffix = "" if accounting == "prefill-reread" else f"-{accounting}"
+        fixed = [p for p in points if p.method != "adaptive"]
+        adaptive = [p for p in points if p.method == "adaptive"]
+        c1 = matched_flops_comparison(fixed, candidates=mid, n_problems=n_prob, correct=correct)
+        c1["accounting"] = accounting
+        c1["old_criterion_1_binomial_se"] = bool(c1.get("accuracy", math.nan) - c1.get("baseline_best", math.nan)
+                                                 > 1.0 * c1["se_binomial"])  # fmt: skip
+        claims.append(Claim(
+            id="intermediate-g-beats-beam-and-bon" + suffix,
             statement="At a matched FLOPs budget, some g strictly between 1 and the full length beats both beam "
-            "search (g=1) and Best-of-N in accuracy.",
+            f"search (g=1) and Best-of-N in accuracy ({accounting} FLOPs).",
             paper="VG-Search beats beam search and BoN at matched compute (Fig. 1/4); adaptive: +3.1% vs beam, "
             "+3.6% vs BoN",
             measured=c1,
             criterion=f"at some budget on a {N_GRID}-point log grid of the common FLOPs range, max over g in {{2,3,4}} "
-            f"of interpolated accuracy exceeds max(beam, BoN) by more than {MARGIN_SE} binomial SE",
+            f"of interpolated accuracy exceeds max(beam, BoN) by more than {MARGIN_SE} paired SE (per-problem "
+            "interpolated differences)",
             holds=bool(c1["beats"]),
-            scale_note=f"{setting}, {n_prob} problems, n in {sorted({p.n for p in points})}, B2=4; paper: "
-            "MATH-500/AIME with Qwen2.5-Math/Llama generators and Skywork PRMs",
-        )
-    ]
-    beam = {p.n: p for p in points if p.method == "g=1"}
-    per_n, ok_all = {}, True
-    for a in adaptive:
-        best = max((p for p in points if p.n == a.n and p.method.startswith("g=")), key=lambda p: p.accuracy)
-        saving = 1.0 - a.flops / beam[a.n].flops
-        ok = a.accuracy >= best.accuracy - ADAPT_SE * best.se and a.flops < beam[a.n].flops
-        ok_all &= ok
-        per_n[f"n={a.n}"] = {"adaptive_acc": a.accuracy, "best_fixed": f"{best.method} {best.accuracy:.3f}",
-                             "beam_acc": beam[a.n].accuracy, "flops_saving_vs_beam": saving}  # fmt: skip
-    adapt_vs = matched_flops_comparison([*points, *adaptive], candidates=["adaptive"], n_problems=n_prob)
-    per_n["matched_flops"] = {"delta_vs_beam": adapt_vs.get("margins", {}).get("g=1", float("nan")),
-                              "delta_vs_bon": adapt_vs.get("margins", {}).get("bon", float("nan"))}  # fmt: skip
-    claims.append(
-        Claim(
-            id="adaptive-g-matches-best-fixed-with-fewer-flops",
-            statement="Adaptive g reaches the best fixed-g accuracy with fewer FLOPs than beam search.",
+            scale_note=f"{setting}, {n_prob} problems, n in {sorted({p.n for p in points})}, B2=4, rounds "
+            f"{rounds_per_g()}, FLOPs {accounting}; paper: MATH-500/AIME with Qwen2.5-Math/Llama generators and "
+            "Skywork PRMs",
+        ))  # fmt: skip
+        if not adaptive:
+            continue
+        beam = {p.n: p for p in fixed if p.method == "g=1"}
+        per_n: dict[str, Any] = {}
+        ok_all = True
+        for a in adaptive:
+            best = max((p for p in fixed if p.n == a.n and p.method.startswith("g=")), key=lambda p: p.accuracy)
+            d = np.asarray(correct[("adaptive", a.n)], float) - np.asarray(correct[(best.method, best.n)], float)
+            se = float(d.std(ddof=1) / math.sqrt(len(d))) if len(d) > 1 else float("nan")
+            saving = 1.0 - a.flops / beam[a.n].flops
+            ok = bool(d.mean() >= -ADAPT_SE * se) and a.flops < beam[a.n].flops
+            ok_all &= ok
+            per_n[f"n={a.n}"] = {"adaptive_acc": a.accuracy, "best_fixed": f"{best.method} {best.accuracy:.3f}",
+                                 "delta_vs_best_fixed": float(d.mean()), "se_paired": se,
+                                 "beam_acc": beam[a.n].accuracy, "flops_saving_vs_beam": saving,
+                                 "table": sim["policies"].get(a.n), "holds": ok}  # fmt: skip
+        adapt_vs = matched_flops_comparison([*fixed, *adaptive], candidates=["adaptive"], n_problems=n_prob,
+                                            correct=correct)  # fmt: skip
+        per_n["matched_flops"] = {"delta_vs_beam": adapt_vs.get("margins", {}).get("g=1", float("nan")),
+                                  "delta_vs_bon": adapt_vs.get("margins", {}).get("bon", float("nan")),
+                                  "se_paired": adapt_vs["se"], "budget": adapt_vs["budget"]}  # fmt: skip
+        per_n["accounting"] = accounting
+        claims.append(Claim(
+            id="adaptive-g-matches-best-fixed-with-fewer-flops" + suffix,
+            statement=f"Adaptive g reaches the best fixed-g accuracy with fewer FLOPs than beam search ({accounting} "
+            "FLOPs).",
             paper="+3.1% vs beam search, +3.6% vs BoN, >52% fewer FLOPs",
             measured=per_n,
-            criterion=f"for every n: adaptive accuracy >= best fixed-g accuracy - {ADAPT_SE} SE, and adaptive FLOPs "
-            "< beam-search FLOPs",
+            criterion=f"for every n: adaptive accuracy >= best fixed-g accuracy - {ADAPT_SE} paired SE, and adaptive "
+            "FLOPs < beam-search FLOPs",
             holds=bool(ok_all),
-            scale_note="difficulty policy (mean first-step PRM score, 3 quantile bins, tolerance 0.02) fitted on a "
-            f"separate dev set ({setting}); paper: MATH-500 with its own adaptive rule",
-        )
-    )
-    curves = _by_method(points + adaptive)
+            scale_note=f"difficulty policy (mean first-step PRM score, {ADAPT_BINS} quantile bins, slack max(0.02, one "
+            f"problem) + 1 paired SE) fitted on a separate dev set ({setting}); paper: MATH-500 with its own rule",
+        ))  # fmt: skip
+    main_points = sim["points"]["prefill-reread"]
+    curves = _by_method(main_points)
     rising = {m: sorted(pts, key=lambda p: p.n)[-1].accuracy - sorted(pts, key=lambda p: p.n)[0].accuracy
               for m, pts in curves.items()}  # fmt: skip
     claims.append(
@@ -517,18 +672,37 @@ def _claims(
             scale_note=gap_note,
         )
     )
+    if control is not None:
+        ctrl = {name: never_loses(pts, control["correct"], candidates=mid, margin_se=CONTROL_SE)
+                for name, pts in control["points"].items()}  # fmt: skip
+        claims.append(Claim(
+            id="control-oracle-prm-intermediate-g-does-not-lose",
+            statement="Positive control: with an oracle PRM on chains whose errors are recoverable, the best "
+            "intermediate g is not below beam search at any matched FLOPs budget (the measurement can see the value "
+            "of skipping verifications).",
+            paper=None,
+            measured=ctrl,
+            criterion=f"under both accountings, at every budget of a {N_GRID}-point grid of the common FLOPs range, "
+            f"max over g in {{2,3,4}} of interpolated accuracy >= beam search's - {CONTROL_SE} paired SE",
+            holds=all(v["holds"] for v in ctrl.values()),
+            scale_note=f"simulator with {CONTROL_TASK}, {control['n_problems']} problems; a control, not a paper claim",
+        ))  # fmt: skip
     if arith is not None:
-        c5 = matched_flops_comparison(arith["points"], candidates=mid, n_problems=arith["n_problems"])
-        claims.append(
-            Claim(
-                id="intermediate-g-real-models",
-                statement="With real (tiny, trained) generator and PRM, some intermediate g beats beam search and "
-                "BoN at matched FLOPs.",
-                paper=None,
-                measured=c5,
-                criterion=f"as intermediate-g-beats-beam-and-bon: margin > {MARGIN_SE} SE at some matched budget",
-                holds=bool(c5["beats"]),
-                scale_note=f"{arith['n_problems']} arithmetic chains, n in {sorted({p.n for p in arith['points']})}",
+        for accounting, points in arith["points"].items():
+            suffix = "" if accounting == "prefill-reread" else f"-{accounting}"
+            c5 = matched_flops_comparison(points, candidates=mid, n_problems=arith["n_problems"],
+                                          correct=arith["correct"])  # fmt: skip
+            claims.append(
+                Claim(
+                    id="intermediate-g-real-models" + suffix,
+                    statement="With real (tiny, trained) generator and PRM, some intermediate g beats beam search and "
+                    f"BoN at matched FLOPs ({accounting} FLOPs).",
+                    paper=None,
+                    measured=c5,
+                    criterion=f"as intermediate-g-beats-beam-and-bon: margin > {MARGIN_SE} paired SE at some budget",
+                    holds=bool(c5["beats"]),
+                    scale_note=f"{arith['n_problems']} arithmetic chains (absorbing errors, few distinct texts: the "
+                    f"task cannot show the claim, README), n in {sorted({p.n for p in points})}",
+                )
             )
-        )
     return claims

@@ -7,7 +7,7 @@ with final verification, and ``g`` in between trades verifier calls for generato
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -18,8 +18,10 @@ from nips25_vgsearch.generator import Generator, Step, StepRequest, path_seed
 from nips25_vgsearch.verifier import AGGREGATIONS, Verifier, aggregate_scores
 
 __all__ = [
+    "PAPER",
     "GapPolicy",
     "GranularityPolicy",
+    "PaperPreset",
     "SearchConfig",
     "SearchResult",
     "beam_search",
@@ -91,7 +93,11 @@ class SearchConfig:
         g: verification granularity, ``>= 1``; ``None`` is the full length (no verification between the first
             pruning and the end of the answer).
         num_iterations: verification rounds :math:`I`; ``None`` derives :math:`I = 1 + \\lceil (L-1)/g \\rceil`
-            from ``max_steps`` :math:`L` so that every ``g`` reaches the same depth (the paper: 12/g).
+            from ``max_steps`` :math:`L` so that every ``g`` reaches the same depth :math:`L` before the last round
+            (12/7/5/4 rounds for ``g`` = 1..4 at ``L = 12``). This is our default, not the paper's: the paper's run
+            sets ``num_iterations`` by hand to 12/6/4/3 (:data:`PAPER`, :meth:`PaperPreset.config`). A mapping
+            ``{g: I}`` gives the rounds per granularity (for adaptive ``g``); a ``g`` missing from it gets the
+            derived count.
         max_steps: depth the derived ``num_iterations`` reaches before the last round samples to the end.
         agg: aggregation of per-step scores: ``"last"``, ``"min"`` or ``"prod"``.
         filter_duplicates: drop beams whose text equals an earlier beam's before selection.
@@ -105,7 +111,7 @@ class SearchConfig:
     n: int = 4
     beam_width: int = 4
     g: int | None = 1
-    num_iterations: int | None = None
+    num_iterations: int | Mapping[int | None, int] | None = None
     max_steps: int = 12
     agg: str = "last"
     filter_duplicates: bool = True
@@ -123,10 +129,15 @@ class SearchConfig:
             raise ValueError(f"n must be a multiple of beam_width, got n={self.n}, beam_width={self.beam_width}")
         if self.g is not None and (isinstance(self.g, bool) or not isinstance(self.g, int) or self.g < 1):
             raise ValueError(f"g must be an int >= 1 or None (full length), got {self.g!r}")
-        if self.num_iterations is not None and (
-            isinstance(self.num_iterations, bool) or not isinstance(self.num_iterations, int) or self.num_iterations < 1
-        ):
-            raise ValueError(f"num_iterations must be an int >= 1 or None, got {self.num_iterations!r}")
+        rounds = self.num_iterations
+        if isinstance(rounds, Mapping):
+            for key, value in rounds.items():
+                if key is not None and (isinstance(key, bool) or not isinstance(key, int) or key < 1):
+                    raise ValueError(f"num_iterations keys must be granularities (int >= 1 or None), got {key!r}")
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise ValueError(f"num_iterations[{key!r}] must be an int >= 1, got {value!r}")
+        elif rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
+            raise ValueError(f"num_iterations must be an int >= 1, a mapping g -> int, or None, got {rounds!r}")
         if self.agg not in AGGREGATIONS:
             raise ValueError(f"agg must be one of {AGGREGATIONS}, got {self.agg!r}")
         if self.refill not in ("cyclic", "branch"):
@@ -145,12 +156,91 @@ class SearchConfig:
         return self.n // self.beam_width
 
     def iterations(self, g: int | None) -> int:
-        """Verification rounds for granularity ``g`` (``num_iterations`` when set)."""
-        if self.num_iterations is not None:
+        """Verification rounds for granularity ``g`` (``num_iterations`` when set, or its entry for ``g``)."""
+        if isinstance(self.num_iterations, Mapping):
+            if g in self.num_iterations:
+                return self.num_iterations[g]
+        elif self.num_iterations is not None:
             return self.num_iterations
         if g is None:
             return 1 if self.max_steps == 1 else 2
         return 1 + math.ceil((self.max_steps - 1) / g)
+
+
+@dataclass(frozen=True)
+class PaperPreset:
+    """The paper's MATH-500 run (official ``experiment_scripts/example.sh`` with its ``beam_search.yaml`` recipes).
+
+    :math:`n = 4` candidates, beam width :math:`B_2 = 4` (so :math:`B_1 = 1` beam is kept), ``g`` in {1, 2, 3, 4}
+    with ``num_iterations`` 12/6/4/3 (:math:`\\lfloor 12/g \\rfloor`, set per ``g`` in the script; the depth
+    after the :math:`I` rounds, :math:`1 + (I-1) g`, is then 12/11/10/9 steps), duplicate filtering on, ``last``
+    aggregation, seed 0. Sampling (temperature 0.8, top-p 1.0, at most 2048 new tokens) belongs to the generator
+    (:class:`~nips25_vgsearch.HFGenerator`), so it is recorded here but not passed to the search.
+
+    Attributes:
+        n: candidates per round.
+        beam_width: :math:`B_2`.
+        num_iterations: ``((g, I), ...)``: the rounds per granularity.
+        filter_duplicates: drop beams with identical text before selection.
+        agg: per-step score aggregation.
+        seed: the run's seed.
+        temperature, top_p, max_tokens: the generator's sampling settings in the paper's run.
+
+    Example:
+        >>> [PAPER.config(g).iterations(g) for g in PAPER.gs]
+        [12, 6, 4, 3]
+        >>> PAPER.search_kwargs(2)["num_iterations"], PAPER.config(2).keep
+        (6, 1)
+    """
+
+    n: int = 4
+    beam_width: int = 4
+    num_iterations: tuple[tuple[int, int], ...] = ((1, 12), (2, 6), (3, 4), (4, 3))
+    filter_duplicates: bool = True
+    agg: str = "last"
+    seed: int = 0
+    temperature: float = 0.8
+    top_p: float = 1.0
+    max_tokens: int = 2048
+
+    def __post_init__(self) -> None:
+        rounds = dict(self.num_iterations)
+        if len(rounds) != len(self.num_iterations) or not rounds:
+            raise ValueError(f"num_iterations must list each g once, got {self.num_iterations!r}")
+        for g, i in rounds.items():
+            SearchConfig(n=self.n, beam_width=self.beam_width, g=g, num_iterations=i, agg=self.agg,
+                         filter_duplicates=self.filter_duplicates)  # fmt: skip
+
+    @property
+    def gs(self) -> tuple[int, ...]:
+        """The granularities of the run, ascending."""
+        return tuple(sorted(dict(self.num_iterations)))
+
+    def rounds(self, g: int) -> int:
+        """``num_iterations`` for granularity ``g``.
+
+        Raises:
+            ValueError: if ``g`` is not one of :attr:`gs`.
+        """
+        rounds = dict(self.num_iterations)
+        if g not in rounds:
+            raise ValueError(f"g must be one of the preset's granularities {self.gs}, got {g!r}")
+        return rounds[g]
+
+    def search_kwargs(self, g: int) -> dict[str, object]:
+        """Keyword arguments of :func:`vg_search` for the paper's run at granularity ``g``."""
+        return {"n": self.n, "beam_width": self.beam_width, "g": g, "num_iterations": self.rounds(g),
+                "agg": self.agg, "filter_duplicates": self.filter_duplicates, "seed": self.seed}  # fmt: skip
+
+    def config(self, g: int) -> SearchConfig:
+        """The :class:`SearchConfig` of the paper's run at granularity ``g``."""
+        kw = self.search_kwargs(g)
+        kw.pop("seed")
+        return SearchConfig(**kw)  # type: ignore[arg-type]
+
+
+#: The paper's run: n = 4, beam width 4, g in {1, 2, 3, 4} with 12/6/4/3 rounds (official ``example.sh``).
+PAPER = PaperPreset()
 
 
 @dataclass(frozen=True)
@@ -353,7 +443,7 @@ def vg_search(
     n: int = 4,
     beam_width: int = 4,
     g: int | GranularityPolicy | GapPolicy | None = 1,
-    num_iterations: int | None = None,
+    num_iterations: int | Mapping[int | None, int] | None = None,
     max_steps: int = 12,
     agg: str = "last",
     filter_duplicates: bool = True,

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from nips25_shared import progress
 from nips25_vgsearch.flops import FlopsModel
 from nips25_vgsearch.generator import Generator, is_int
+from nips25_vgsearch.progress import progress
 from nips25_vgsearch.search import GranularityPolicy, SearchResult, best_of_n, vg_search
 from nips25_vgsearch.verifier import Verifier
 
@@ -58,12 +58,29 @@ def method_name(g: int | None) -> str:
 
 
 def score_results(
-    method: str, n: int, results: Sequence[SearchResult], is_correct: Callable[[str, str], bool]
+    method: str,
+    n: int,
+    results: Sequence[SearchResult],
+    is_correct: Callable[[str, str], bool],
+    *,
+    flops_model: FlopsModel | None = None,
 ) -> tuple[SweepPoint, list[bool]]:
-    """Summarise ``results`` into a :class:`SweepPoint` and the per-problem correctness."""
+    """Summarise ``results`` into a :class:`SweepPoint` and the per-problem correctness.
+
+    Args:
+        method, n: the point's labels.
+        results: one search result per problem.
+        is_correct: ``is_correct(problem, completion) -> bool``.
+        flops_model: recount every result's FLOPs from its ledger under this accounting (e.g. with prefix caching);
+            ``None`` keeps ``result.flops`` (the accounting the search ran with).
+
+    Raises:
+        ValueError: if ``results`` is empty.
+    """
     if not results:
         raise ValueError("results must be non-empty")
     ok = [bool(is_correct(r.problem, r.answer)) for r in results]
+    flops = [r.flops if flops_model is None else flops_model.flops(r.ledger) for r in results]
     acc = float(np.mean(ok))
     return (
         SweepPoint(
@@ -71,7 +88,7 @@ def score_results(
             n=n,
             accuracy=acc,
             se=math.sqrt(max(acc * (1 - acc), 1e-12) / len(ok)),
-            flops=float(np.mean([r.flops for r in results])),
+            flops=float(np.mean(flops)),
             gen_tokens=float(np.mean([r.ledger.gen_tokens for r in results])),
             verifier_calls=float(np.mean([r.ledger.verifier_calls for r in results])),
         ),
@@ -93,6 +110,7 @@ def run_sweep(
     seed: int = 0,
     flops_model: FlopsModel | None = None,
     batch_size: int = 0,
+    num_iterations: Mapping[int | None, int] | None = None,
 ) -> tuple[list[SweepPoint], dict[tuple[str, int], list[SearchResult]]]:
     """Run Best-of-N and VG-Search at every ``g`` and ``n`` on the same problems and seeds.
 
@@ -108,6 +126,9 @@ def run_sweep(
         seed: search seed (shared by every method).
         flops_model: the FLOPs model.
         batch_size: problems per search call (0: all at once).
+        num_iterations: rounds per granularity (e.g. the paper's ``{1: 12, 2: 6, 3: 4, 4: 3}``,
+            :meth:`~nips25_vgsearch.PaperPreset.rounds`); a ``g`` not in it gets the rounds derived from
+            ``max_steps``.
 
     Returns:
         ``(points, results)``: one :class:`SweepPoint` per method and ``n``; the raw results keyed by
@@ -128,10 +149,12 @@ def run_sweep(
             jobs.append(("bon", n, None))
         jobs += [(method_name(g), n, g) for g in gs]
     points, raw = [], {}
+    rounds = dict(num_iterations or {})
     for method, n, g in progress(jobs, desc="sweep"):
         results = search_batched(
             problems, generator, verifier, method=method, n=n, g=g, beam_width=beam_width, max_steps=max_steps,
             seed=seed, flops_model=flops_model, batch_size=batch_size,
+            num_iterations=None if method == "bon" else rounds or None,
         )  # fmt: skip
         point, _ = score_results(method, n, results, is_correct)
         points.append(point)
@@ -152,8 +175,12 @@ def search_batched(
     seed: int,
     flops_model: FlopsModel | None,
     batch_size: int = 0,
+    num_iterations: int | Mapping[int | None, int] | None = None,
 ) -> list[SearchResult]:
     """Best-of-N (``method="bon"``) or VG-Search on ``problems`` in chunks of ``batch_size`` (0: one chunk).
+
+    ``num_iterations`` (VG-Search only): the rounds, or a mapping ``{g: rounds}`` (also read by an adaptive
+    policy's choice); ``None`` derives them from ``max_steps``.
 
     Raises:
         ValueError: if ``batch_size`` is not an int >= 0 or ``problems`` is empty.
@@ -171,7 +198,7 @@ def search_batched(
         else:
             out += vg_search(
                 chunk, generator, verifier, n=n, beam_width=beam_width, g=g, max_steps=max_steps, seed=seed,
-                flops_model=flops_model,
+                flops_model=flops_model, num_iterations=num_iterations,
             )  # fmt: skip
     return out
 
