@@ -257,7 +257,7 @@ def _run(profile: str, cfg: ReproduceConfig, seed: int, out_dir: Path) -> Report
 
     def arm(suffix: str) -> dict[str, Any]:
         """Every metric of one TreeGen arm (suffix "" is the main decoder), means with SE over jets."""
-        tv_key = "tv_treegen" + (f"_{suffix[1:]}" if suffix else "")
+        tv_key = {"": "tv_treegen", "_oracle": "tv_oracle"}.get(suffix, f"tv_treegen{suffix}")
         finite = [r for r in rows if f"treegen_best{suffix}" in r and np.isfinite(r[f"treegen_best{suffix}"])]
         gap, gap_se, gap_n = _stats(finite, "map", f"treegen_best{suffix}")
         diff, diff_se, _ = _stats(rows, f"treegen_best{suffix}", "beam_ll")
