@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     add_common_arguments(rep, slug="treegen")
     rep.add_argument(
         "--decoder",
-        choices=["auto", "exact", "assignment", "independent"],
+        choices=["auto", "valid", "merge", "exact", "assignment", "independent"],
         default=None,
         help="TreeGen's decoder of the sampled (A, B) rows (default: the profile's, 'auto')",
     )

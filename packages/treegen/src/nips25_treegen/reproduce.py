@@ -46,10 +46,10 @@ class ReproduceConfig:
         torch_threads: torch intra-op threads during the run (restored afterwards); ``None`` keeps torch's
             setting. One thread by default: on the shared 2-core machine two threads were about 10x slower per
             training step (spin-waiting on an oversubscribed CPU).
-        decoder: TreeGen's decoder of the final (A, B) rows (``TreeGen.sample``): ``"auto"`` (exact draws from
-            p_O(theta, 1) restricted to binary trees), ``"exact"``, ``"assignment"`` or ``"independent"``. The
-            independent decoder is also run on the same jets for comparison (``structural_independent``,
-            ``valid_independent``).
+        decoder: TreeGen's decoder of the final (A, B) rows (``TreeGen.sample``): ``"auto"`` (draws from
+            p_O(theta, 1) restricted to physically valid trees in the canonical labelling), ``"valid"``,
+            ``"merge"``, ``"exact"``, ``"assignment"`` or ``"independent"``. The 0.1 (``"exact"``) and 0.0
+            (``"independent"``) decoders also run on the same jets as arms (``binary``, ``independent``).
     """
 
     leaf_counts: tuple[int, ...] = (6, 8)
@@ -67,8 +67,9 @@ class ReproduceConfig:
     decoder: str = "auto"
 
     def __post_init__(self) -> None:
-        if self.decoder not in ("auto", "exact", "assignment", "independent"):
-            raise ValueError(f"decoder must be 'auto', 'exact', 'assignment' or 'independent', got {self.decoder!r}")
+        decoders = ("auto", "valid", "merge", "exact", "assignment", "independent")
+        if self.decoder not in decoders:
+            raise ValueError(f"decoder must be one of {decoders}, got {self.decoder!r}")
         if not self.leaf_counts or any(not 3 <= n <= 12 for n in self.leaf_counts):
             raise ValueError(f"leaf_counts must be non-empty with every N in [3, 12], got {self.leaf_counts}")
         for name in ("n_train", "n_test", "n_samples", "n_steps", "train_steps", "batch_size", "beam_width"):
@@ -113,7 +114,7 @@ def evaluate(model: Any, jets: list, config: ReproduceConfig, *, seed: int = 0) 
     rows: list[dict[str, Any]] = []
     for n, group in sorted(by_n.items()):
         stacked = np.stack([j.leaves for j in group])
-        kw = {"n_samples": config.n_samples, "n_steps": config.n_steps, "seed": seed}
+        kw: dict[str, Any] = {"n_samples": config.n_samples, "n_steps": config.n_steps, "seed": seed}
         arms = {arm: model.sample(stacked, decoder=dec or config.decoder, **kw) for arm, dec in ARMS.items()}
         for k, jet in enumerate(progress(group, desc=f"evaluate N={n}")):
             tr = Trellis(jet.leaves, lam_root=1.5)
