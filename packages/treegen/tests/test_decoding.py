@@ -125,12 +125,12 @@ def test_decoding_rejects_bad_input():
     with pytest.raises(ValueError, match="mode"):
         decode_rows(ok, mode="mean")
     with pytest.raises(ValueError, match="seed"):
-        decode_rows(ok, seed=-1)
+        decode_rows(ok, decoder="exact", seed=-1)
     n = EXACT_MAX_LEAVES + 1
     with pytest.raises(ValueError, match="EXACT_MAX_LEAVES"):
         decode_rows(np.zeros((2 * n - 2, n - 1)), decoder="exact")
     with pytest.raises(ValueError, match="no allowed"):
-        decode_rows(np.where(np.arange(4) == 3, -np.inf, 0.0) * np.ones((8, 1)))
+        decode_rows(np.where(np.arange(4) == 3, -np.inf, 0.0) * np.ones((8, 1)), decoder="exact")
     with pytest.raises(ValueError, match="rows"):
         table_log_prob(ok, np.zeros(7, dtype=int))
     with pytest.raises(ValueError, match="rows"):

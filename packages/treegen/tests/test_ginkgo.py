@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from nips25_treegen.ginkgo import U_MAX, _f_child, invariant_mass2, simulate, split_log_lik, tree_log_lik
+from nips25_treegen.ginkgo import U_MAX, child_log_density, invariant_mass2, simulate, split_log_lik, tree_log_lik
 from nips25_treegen.hierarchy import children_of, is_binary_tree
 from scipy import integrate
 
@@ -34,12 +34,34 @@ def test_simulate_is_deterministic():
 
 @pytest.mark.parametrize(("t_par", "lam"), [(40.0, 1.5), (900.0, 1.5), (200.0, 3.0)])
 def test_child_density_normalises(t_par, lam):
-    """e^{f_leaf} + int_{t_cut}^{(1-1e-3) t_par} e^{f_internal} dt = 1 (quadrature)."""
-    leaf = math.exp(float(_f_child(np.array(t_par), np.array(1.0), 16.0, np.array(lam))))
+    """The public split density normalises: e^{f_leaf} + int_{t_cut}^{(1-1e-3) t_par} e^{f_internal} dt = 1."""
+    leaf = math.exp(float(child_log_density(t_par, 1.0, t_cut=16.0, lam=lam)))
     integral, _ = integrate.quad(
-        lambda t: math.exp(float(_f_child(np.array(t_par), np.array(t), 16.0, np.array(lam)))), 16.0, U_MAX * t_par
+        lambda t: math.exp(float(child_log_density(t_par, t, t_cut=16.0, lam=lam))), 16.0, U_MAX * t_par
     )
     assert leaf + integral == pytest.approx(1.0, abs=1e-8)
+    assert leaf == pytest.approx((1 - math.exp(-lam * 16.0 / t_par)) / (1 - math.exp(-U_MAX * lam)))
+
+
+def test_child_density_is_what_the_split_likelihood_combines_and_rejects_bad_input():
+    """psi(L, R) = log(1/4pi) + logsumexp over orders of log 1/2 + f(t_P, t_L) + f((sqrt t_P - sqrt t_L)^2, t_R)."""
+    jet = simulate(1, n_leaves=(5, 5), seed=2)[0]
+    kids = children_of(jet.parents, 5)
+    left, right = jet.content[kids[-1][0]], jet.content[kids[-1][1]]
+    t_l, t_r, t_p = invariant_mass2(left), invariant_mass2(right), invariant_mass2(left + right)
+
+    def order(a, b):
+        rest = (math.sqrt(t_p) - math.sqrt(a)) ** 2
+        return math.log(0.5) + float(child_log_density(t_p, a, lam=1.5) + child_log_density(rest, b, lam=1.5))
+
+    expected = np.logaddexp(order(t_l, t_r), order(t_r, t_l)) - math.log(4 * math.pi)
+    assert float(split_log_lik(left, right, lam=1.5)) == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError, match="t_par"):
+        child_log_density(np.nan, 1.0)
+    with pytest.raises(ValueError, match="lam"):
+        child_log_density(40.0, 1.0, lam=0.0)
+    with pytest.raises(ValueError, match="t_cut"):
+        child_log_density(40.0, 1.0, t_cut=-1.0)
 
 
 @settings(max_examples=30, deadline=None)

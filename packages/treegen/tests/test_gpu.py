@@ -69,7 +69,7 @@ def test_sampling_on_cuda_gives_well_formed_trees():
     assert isinstance(out, np.ndarray) and out.shape == (2, 6, 9)
     for p in out.reshape(-1, 9):
         assert p[-1] == -1 and np.all(p[:-1] > np.minimum(np.arange(8), 4))
-        assert is_binary_tree(p, 5)  # default decoder: p_O restricted to binary trees
+        assert is_binary_tree(p, 5)  # default decoder: p_O restricted to physically valid trees
 
 
 def test_train_under_a_cuda_accelerator_lowers_the_loss():

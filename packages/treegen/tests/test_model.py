@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from nips25_treegen.ginkgo import simulate
+from nips25_treegen.ginkgo import simulate, tree_log_lik
 from nips25_treegen.hierarchy import encode, is_binary_tree
 from nips25_treegen.model import TrainConfig, TreeGen, TreeGenConfig, jet_features, row_layout, train
 
@@ -159,13 +159,31 @@ def test_sampler_with_uninformed_network_and_constrained_steps_is_uniform_over_v
     assert counts.size == 18 and chisquare(counts).pvalue > 1e-3, counts
 
 
+def test_every_default_sample_is_a_physically_valid_tree():
+    """Issue 40: with the default decoder every sample of an untrained network (whose rows say nothing) is a binary
+    tree with a finite Ginkgo likelihood, at N = 4..7 (exact "valid") and N = 9, 10 ("merge"), and comes in the
+    canonical labelling that training uses."""
+    from nips25_treegen.hierarchy import clusters
+    from nips25_treegen.labelling import canonical_parents
+
+    torch.manual_seed(0)
+    model = TreeGen(TreeGenConfig(n_max=10, d_model=16, n_heads=2, n_layers=1)).eval()
+    for n in (4, 5, 6, 7, 9, 10):
+        leaves, _ = _batch(n=n, b=2, seed=n)
+        out = model.sample(leaves, n_samples=12, n_steps=3, seed=n)
+        for jet_leaves, trees in zip(leaves, out):
+            for p in trees:
+                assert is_binary_tree(p, n) and np.isfinite(tree_log_lik(jet_leaves, p)), n
+                assert np.array_equal(canonical_parents(jet_leaves, clusters(p, n)), p)
+
+
 def test_every_sample_of_an_untrained_network_is_a_binary_tree():
     """The constrained decoders give binary trees at every N (independent decoding does not, the old behaviour)."""
     torch.manual_seed(0)
     model = TreeGen(SMALL).eval()
     for n in (3, 5, 7):
         leaves, _ = _batch(n=n, b=2, seed=n)
-        for decoder in ("auto", "exact", "assignment"):
+        for decoder in ("auto", "valid", "merge", "exact", "assignment"):
             for constrain_steps in (False, True):
                 out = model.sample(
                     leaves, n_samples=8, n_steps=3, seed=1, decoder=decoder, constrain_steps=constrain_steps
@@ -179,7 +197,7 @@ def test_every_sample_of_an_untrained_network_is_a_binary_tree():
 def test_sampler_with_exact_posterior_network_samples_the_exact_posterior():
     """End to end (flow, schedule, canonical labels, final constrained decoding): with p_O the exact posterior
     predictive of the trellis, the samples' TV to the posterior is within 0.03 of exact trellis samples' (N = 4)."""
-    from nips25_treegen.hierarchy import canonical_parents
+    from nips25_treegen.labelling import canonical_parents
     from nips25_treegen.trellis import Trellis, enumerate_trees, total_variation
 
     n, m = 4, 2000
@@ -202,8 +220,8 @@ def test_sampler_with_exact_posterior_network_samples_the_exact_posterior():
         return torch.log(marginals).float().masked_fill(~mask, -torch.inf)
 
     model = _patched(TreeGen(SMALL).eval(), oracle)
-    out = model.sample(jet.leaves, n_samples=m, n_steps=10, seed=0)
-    assert all(is_binary_tree(p, n) for p in out)
+    out = model.sample(jet.leaves, n_samples=m, n_steps=10, seed=0)  # default decoder: "valid"
+    assert all(is_binary_tree(p, n) and np.isfinite(tree_log_lik(jet.leaves, p)) for p in out)
     floor = total_variation(trellis, np.stack(trellis.sample(m, seed=1)))
     assert total_variation(trellis, out) < floor + 0.03
 
@@ -218,7 +236,7 @@ def test_sampler_with_certain_network_returns_its_tree():
     model = _patched(
         TreeGen(SMALL).eval(), lambda th: torch.where(onehot, 0.0, -40.0).expand_as(th).masked_fill(~mask, -torch.inf)
     )
-    for decoder in ("auto", "assignment", "independent"):
+    for decoder in ("auto", "merge", "exact", "assignment", "independent"):
         out = model.sample(leaves[0], n_samples=50, n_steps=6, seed=0, decoder=decoder)
         assert np.all(out == parents[0]), decoder
 

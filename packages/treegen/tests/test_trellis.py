@@ -5,7 +5,8 @@ from collections import Counter
 import numpy as np
 import pytest
 from nips25_treegen.ginkgo import simulate, tree_log_lik
-from nips25_treegen.hierarchy import canonical_parents, clusters
+from nips25_treegen.hierarchy import clusters
+from nips25_treegen.labelling import canonical_parents
 from nips25_treegen.trellis import (
     Trellis,
     brute_force,

@@ -16,17 +16,26 @@ from nips25_treegen.flow import (
     flow_sample,
     sender_sample,
 )
-from nips25_treegen.ginkgo import GinkgoConfig, Jet, invariant_mass2, simulate, split_log_lik, tree_log_lik
+from nips25_treegen.ginkgo import (
+    GinkgoConfig,
+    Jet,
+    child_log_density,
+    invariant_mass2,
+    simulate,
+    split_log_lik,
+    tree_log_lik,
+)
 from nips25_treegen.hierarchy import (
-    canonical_parents,
     children_of,
     clusters,
     decode,
     encode,
     is_binary_tree,
     leaf_masks,
+    parents_from_masks,
     to_linkage,
 )
+from nips25_treegen.labelling import canonical_parents, canonical_rows, subset_mass2
 from nips25_treegen.model import TrainConfig, TreeGen, TreeGenConfig, jet_features, row_layout, train
 from nips25_treegen.trellis import (
     MAX_EXACT_LEAVES,
@@ -60,6 +69,8 @@ __all__ = [
     "beam",
     "brute_force",
     "canonical_parents",
+    "canonical_rows",
+    "child_log_density",
     "children_of",
     "clusters",
     "decode",
@@ -77,11 +88,13 @@ __all__ = [
     "leaf_masks",
     "n_split_evaluations",
     "n_trees",
+    "parents_from_masks",
     "row_layout",
     "sender_sample",
     "simulate",
     "split_log_lik",
     "stochastic_greedy",
+    "subset_mass2",
     "table_log_prob",
     "to_linkage",
     "total_variation",

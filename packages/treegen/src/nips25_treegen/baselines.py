@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from nips25_treegen.ginkgo import _check_leaves, _check_rate, split_log_lik
-from nips25_treegen.hierarchy import canonical_parents
+from nips25_treegen.labelling import canonical_parents
 from nips25_treegen.trellis import MAX_EXACT_LEAVES, Trellis
 
 __all__ = ["beam", "greedy", "kt_cluster", "stochastic_greedy", "uniform_valid"]

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_int
+from nips25_shared import (
+    add_common_arguments,
+    configure_logging,
+    run_reproduce,
+    seed_everything,
+    seed_int,
+    write_report,
+)
 from nips25_treegen.reproduce import reproduce
 
 __all__ = ["main"]
@@ -35,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     add_common_arguments(rep, slug="treegen")
     rep.add_argument(
         "--decoder",
-        choices=["auto", "exact", "assignment", "independent"],
+        choices=["auto", "valid", "merge", "exact", "assignment", "independent"],
         default=None,
         help="TreeGen's decoder of the sampled (A, B) rows (default: the profile's, 'auto')",
     )
@@ -68,8 +75,13 @@ def _simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"simulate: {err}")
     payload = {f"jet{i}_{key}": getattr(j, key) for i, j in enumerate(jets) for key in ("leaves", "parents", "t")}
     payload["log_lik"] = np.array([j.log_lik for j in jets])
-    np.savez(args.out, **payload)
-    print(f"wrote {len(jets)} jets to {args.out}")
+    from accelerate import PartialState
+
+    state = PartialState()
+    if state.is_main_process:  # the same seeded jets on every process: one writes them
+        np.savez(args.out, **payload)
+        print(f"wrote {len(jets)} jets to {args.out}")
+    state.wait_for_everyone()
     return 0
 
 
@@ -120,13 +132,34 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    """``reproduce``; under ``accelerate launch`` every process trains (data-parallel), only the main one writes."""
+    from accelerate import PartialState
+
+    run = functools.partial(reproduce, decoder=args.decoder)
+    state = PartialState()
+    if state.num_processes == 1:
+        run_reproduce(run, args)
+        return 0
+    configure_logging(args.verbose - args.quiet)
+    seed_everything(args.seed)
+    report = run(profile=args.profile, seed=args.seed, out_dir=Path(args.out))
+    state.wait_for_everyone()
+    if state.is_main_process:
+        path = write_report(report, Path(args.out))
+        held = sum(c.holds for c in report.claims)
+        md = Path(args.out) / "report.md"
+        print(f"{report.package}: {held}/{len(report.claims)} claims hold; wrote {path} and {md}")
+    state.wait_for_everyone()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``nips25-treegen``; returns the exit status (2 for user errors)."""
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "reproduce":
-        run_reproduce(functools.partial(reproduce, decoder=args.decoder), args)
-        return 0
+        return _reproduce(args)
     configure_logging(0)
     if args.command == "simulate":
         return _simulate(args, parser)

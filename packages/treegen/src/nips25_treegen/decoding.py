@@ -1,4 +1,4 @@
-r"""Decoding the (A, B) categorical rows into binary trees: independent, assignment (perturb-and-MAP), exact.
+r"""Decoding the (A, B) categorical rows into trees: physically valid (exact or sequential), binary, independent.
 
 TreeGen's network emits one categorical distribution per row of the parametrisation (:mod:`nips25_treegen.hierarchy`):
 ``2N-2`` rows (N leaf rows, N-2 slot rows) over the ``S = N-1`` internal slots, slot row ``i`` restricted to slots
@@ -10,8 +10,28 @@ set of valid tables is
     \mathcal V = \{x \in \textstyle\prod_r \{0..S-1\} : x_r > i \text{ for slot row } i,\;
     |\{r : x_r = j\}| = 2 \;\forall j\},
 
-and the decoders here draw from (or maximise) the row product restricted to it,
-:math:`q(x) \propto \prod_r p_r(x_r)\,\mathbb 1[x \in \mathcal V]`:
+and the *binary* decoders here draw from (or maximise) the row product restricted to it,
+:math:`q(x) \propto \prod_r p_r(x_r)\,\mathbb 1[x \in \mathcal V]`. That set still holds every labelling of a
+tree's internal nodes, while training uses one (the mass-sorted labelling, :mod:`nips25_treegen.labelling`), and
+it ignores physics. The *physical* decoders (the default) restrict the product to the canonical tables of the
+physically valid trees (finite Ginkgo likelihood: every internal leaf set has :math:`t(S) > t_{cut}` and
+admissible children),
+
+.. math::
+    q_{\mathrm{phys}}(T) \propto \prod_r p_r(x_r(T))\,\mathbb 1[\psi_v(T) > -\infty\ \forall v],
+
+with :math:`x(T)` the canonical table of tree :math:`T`:
+
+* ``"valid"``: exact draws (and exact MAP) of :math:`q_{\mathrm{phys}}` by scoring every valid tree, enumerated
+  through the trellis's finite splits (:meth:`nips25_treegen.trellis.Trellis.valid_trees`);
+  ``N <= VALID_MAX_LEAVES``.
+* ``"merge"``: for larger N, a bottom-up merge decoder in the canonical order: slot ``k`` (the ``k``-th lightest
+  internal node) merges two free nodes ``a, b`` with probability :math:`\propto p_a(k)\,p_b(k)` among the merges
+  that are physically admissible and heavier than slot ``k-1``; ``particles`` such proposals per draw are
+  importance-weighted by :math:`\prod_k Z_k` (the target over the proposal) and one is resampled
+  (sampling-importance-resampling: consistent as ``particles`` grows, and every draw is a valid tree).
+
+The older decoders stay for comparison:
 
 * ``"independent"``: per-row draws (argmax for the MAP), no constraint; the table may not be a tree.
 * ``"assignment"``: the MAP of :math:`q` is a min-cost perfect matching of rows to two copies of each slot
@@ -32,10 +52,13 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-__all__ = ["DECODERS", "EXACT_MAX_LEAVES", "decode_rows", "decode_trees", "table_log_prob"]
+__all__ = ["DECODERS", "EXACT_MAX_LEAVES", "VALID_MAX_LEAVES", "decode_rows", "decode_trees", "table_log_prob"]
 
-DECODERS = ("independent", "assignment", "exact")
+DECODERS = ("valid", "merge", "exact", "assignment", "independent")
+PHYSICAL_DECODERS = ("valid", "merge")
 EXACT_MAX_LEAVES = 10
+VALID_MAX_LEAVES = 8  # (2N-3)!! = 135,135 trees at N = 8, of which the valid ones are scored
+MERGE_FALLBACK_MAX_LEAVES = 12  # the trellis's limit: uniform valid proposals when every merge particle dead-ends
 _CHUNK_ELEMENTS = 4_000_000  # batch elements x slots x states per DP chunk (about 32 MB of float64)
 
 
@@ -164,32 +187,201 @@ def _exact(lp: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
     return out
 
 
-def decode_rows(logits: Any, *, decoder: str = "exact", mode: str = "sample", seed: Any = None) -> np.ndarray:
-    r"""Draw (or maximise) the (A, B) rows from per-row logits, restricted to binary trees unless ``independent``.
+def _gather_scores(lp: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """``(B, T)`` row-product log-scores of the tables ``(T, R)`` under every ``lp[b]`` ``(R, S)``."""
+    out = np.zeros((lp.shape[0], tables.shape[0]))
+    for r in range(tables.shape[1]):
+        out += lp[:, r, :][:, tables[:, r]]
+    return out
 
-    The target is :math:`q(x) \propto \prod_r \mathrm{softmax}(\ell_r)_{x_r}\,\mathbb 1[x \in \mathcal V]` with
-    :math:`\mathcal V` the tables in which every internal slot has exactly two children (module docstring).
+
+def _pick(scores: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+    """Per row of ``scores`` ``(B, T)``: a draw from softmax (``rng``) or the argmax (``None``)."""
+    if rng is None:
+        return np.argmax(scores, axis=1)
+    return np.argmax(scores + _gumbel(scores.shape, rng), axis=1)
+
+
+def _valid(lp: np.ndarray, leaves: np.ndarray, t_cut: float, rng: np.random.Generator | None) -> np.ndarray:
+    """Exact draw or MAP of the row product restricted to the canonical tables of the physically valid trees."""
+    from nips25_treegen.labelling import canonical_rows
+    from nips25_treegen.trellis import Trellis
+
+    trellis = Trellis(leaves, t_cut=t_cut)
+    if trellis.n_valid_trees() == 0:
+        raise ValueError("leaves admit no physically valid tree (every tree has Ginkgo likelihood 0)")
+    tables = canonical_rows(leaves, trellis.valid_trees(max_trees=10**6))
+    out = np.empty((lp.shape[0], lp.shape[1]), dtype=np.int64)
+    chunk = max(1, _CHUNK_ELEMENTS // tables.shape[0])
+    for start in range(0, lp.shape[0], chunk):
+        scores = _gather_scores(lp[start : start + chunk], tables)
+        if not np.all(np.isfinite(scores.max(1))):
+            raise ValueError("logits admit no physically valid tree (every valid tree uses a -inf entry)")
+        out[start : start + chunk] = tables[_pick(scores, rng)]
+    return out
+
+
+def _order_keys(leaves: np.ndarray) -> tuple[Any, bool]:
+    """A function mapping bitmasks to canonical-order keys, and whether they compare lexicographically (N > 16)."""
+    from nips25_treegen.labelling import _order_rank, subset_mass2
+
+    n = leaves.shape[0]
+    if n <= 16:
+        rank = _order_rank(leaves).astype(np.float64)
+        return (lambda m: rank[m]), False
+
+    # beyond 16 leaves: t, then leaf count, then mask, compared lexicographically
+    def keys(m: np.ndarray) -> np.ndarray:
+        pop = np.zeros_like(m)
+        for i in range(n):
+            pop += (m >> i) & 1
+        return np.stack([subset_mass2(leaves, m), pop.astype(np.float64), m.astype(np.float64)], axis=-1)
+
+    return keys, True
+
+
+def _greater(a: np.ndarray, b: np.ndarray, lex: bool) -> np.ndarray:
+    """``a > b`` for rank keys, or lexicographically over the last axis of ``(t, count, mask)`` keys."""
+    if lex:
+        return (a[..., 0] > b[..., 0]) | (
+            (a[..., 0] == b[..., 0]) & ((a[..., 1] > b[..., 1]) | ((a[..., 1] == b[..., 1]) & (a[..., 2] > b[..., 2])))
+        )
+    return a > b
+
+
+def _merge(
+    lp: np.ndarray, leaves: np.ndarray, t_cut: float, rng: np.random.Generator | None, particles: int
+) -> np.ndarray:
+    """Sequential bottom-up merges in the canonical order, importance-resampled (module docstring)."""
+    from nips25_treegen.ginkgo import split_log_lik
+
+    b_n, r_n, s_n = lp.shape
+    n = s_n + 1
+    keys, lex = _order_keys(leaves)
+    prop = rng if rng is not None else np.random.default_rng(0)
+    q = b_n * particles
+    owner = np.repeat(np.arange(b_n), particles)
+    free = np.tile(1 << np.arange(n, dtype=np.int64), (q, 1))  # (Q, n) masks of the free nodes (first f columns)
+    row = np.tile(np.arange(n, dtype=np.int64), (q, 1))  # their row ids (leaf i: row i; slot i: row N + i)
+    mom = np.tile(leaves, (q, 1, 1))
+    prev = keys(np.zeros(q, dtype=np.int64))
+    log_w = np.zeros(q)
+    log_target = np.zeros(q)
+    out = np.zeros((q, r_n), dtype=np.int64)
+    every = np.arange(q)
+    for k in range(n - 1):
+        f = n - k
+        ii, jj = np.triu_indices(f, 1)
+        new = free[:, ii] | free[:, jj]
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(split_log_lik(mom[:, ii], mom[:, jj], t_cut=t_cut))
+        ok &= _greater(keys(new), prev[:, None], lex)
+        score = lp[owner[:, None], row[:, ii], k] + lp[owner[:, None], row[:, jj], k]
+        score = np.where(ok, score, -np.inf)
+        top = score.max(1)
+        alive = np.isfinite(top)
+        safe = np.where(alive, top, 0.0)
+        with np.errstate(divide="ignore"):
+            log_z = safe + np.log(np.exp(score - safe[:, None]).sum(1))
+        log_w += np.where(alive, log_z, -np.inf)
+        choice = np.argmax(np.where(alive[:, None], score, 0.0) + _gumbel(score.shape, prop), axis=1)
+        a, b = ii[choice], jj[choice]
+        log_target += np.where(alive, score[every, choice], -np.inf)
+        out[every, row[every, a]] = k
+        out[every, row[every, b]] = k
+        merged_mask, merged_mom = new[every, choice], mom[every, a] + mom[every, b]
+        last = f - 1
+        for arr, value in ((free, merged_mask), (row, n + k), (mom, merged_mom)):
+            moved = arr[every, last].copy()
+            arr[every, b] = moved  # the last free node fills b's place (b > a, so a stays put)
+            arr[every, a] = value
+        prev = keys(merged_mask)
+    out = out.reshape(b_n, particles, r_n)
+    log_w = log_w.reshape(b_n, particles)
+    log_target = log_target.reshape(b_n, particles)
+    picks = np.empty((b_n, r_n), dtype=np.int64)
+    for b in range(b_n):
+        if not np.isfinite(log_w[b].max()):
+            picks[b] = _merge_fallback(lp[b], leaves, t_cut, rng, particles)
+            continue
+        weights = log_target[b] if rng is None else log_w[b]
+        picks[b] = out[b, int(_pick(weights[None], rng)[0])]
+    return picks
+
+
+def _merge_fallback(
+    lp: np.ndarray, leaves: np.ndarray, t_cut: float, rng: np.random.Generator | None, particles: int
+) -> np.ndarray:
+    """Every merge particle dead-ended: importance-resample trellis-uniform valid trees instead (N <= 12)."""
+    from nips25_treegen.labelling import canonical_rows
+    from nips25_treegen.trellis import Trellis
+
+    n = leaves.shape[0]
+    if n > MERGE_FALLBACK_MAX_LEAVES:
+        raise ValueError(
+            f"decoder='merge': every one of {particles} particles dead-ended and N={n} is above the trellis limit "
+            f"{MERGE_FALLBACK_MAX_LEAVES}; raise particles"
+        )
+    trellis = Trellis(leaves, t_cut=t_cut)
+    if trellis.n_valid_trees() == 0:
+        raise ValueError("leaves admit no physically valid tree (every tree has Ginkgo likelihood 0)")
+    seed = rng if rng is not None else 0
+    tables = canonical_rows(leaves, np.stack(trellis.sample(particles * 4, seed=seed, uniform=True)))
+    scores = _gather_scores(lp[None], tables)  # uniform proposal: the weight is the target
+    if not np.isfinite(scores.max()):
+        raise ValueError("logits admit no physically valid tree among the fallback proposals")
+    return tables[int(_pick(scores, rng)[0])]
+
+
+def decode_rows(
+    logits: Any,
+    *,
+    decoder: str = "valid",
+    mode: str = "sample",
+    seed: Any = None,
+    leaves: Any = None,
+    t_cut: float = 16.0,
+    particles: int = 64,
+) -> np.ndarray:
+    r"""Draw (or maximise) the (A, B) rows from per-row logits under one of the decoders of this module.
+
+    ``"valid"`` and ``"merge"`` target :math:`q_{\mathrm{phys}}(T) \propto \prod_r \mathrm{softmax}(\ell_r)_{x_r(T)}`
+    over the physically valid trees in the canonical labelling (they need ``leaves``); ``"exact"`` and
+    ``"assignment"`` target :math:`q(x) \propto \prod_r \mathrm{softmax}(\ell_r)_{x_r}\,\mathbb 1[x \in \mathcal V]`
+    over binary tables in any labelling; ``"independent"`` draws rows alone (module docstring).
 
     Args:
         logits: ``(2N-2, N-1)`` or ``(B, 2N-2, N-1)`` row logits (A rows first, then B rows); ``-inf`` marks a
             forbidden entry; the structural mask (B row ``i`` only to slots ``j > i``) is applied here.
-        decoder: ``"independent"``, ``"assignment"`` (perturb-and-MAP, exact MAP) or ``"exact"``
-            (``N <= EXACT_MAX_LEAVES``).
-        mode: ``"sample"`` or ``"map"``.
+        decoder: ``"valid"`` (exact, ``N <= VALID_MAX_LEAVES``), ``"merge"`` (sequential, any N), ``"exact"``
+            (``N <= EXACT_MAX_LEAVES``), ``"assignment"`` or ``"independent"``.
+        mode: ``"sample"`` or ``"map"`` (``"merge"``: the best of its ``particles`` proposals, approximate).
         seed: int, numpy ``Generator`` or None (sampling only).
+        leaves: ``(N, 4)`` leaf four-momenta of the jet (physical decoders only).
+        t_cut: mass-squared cut of the physical validity (GeV², > 0).
+        particles: proposals per draw of ``"merge"`` (>= 1).
 
     Returns:
-        ``(2N-2,)`` or ``(B, 2N-2)`` int64 slot indices (``decode(a, b)`` turns them into parents arrays).
+        ``(2N-2,)`` or ``(B, 2N-2)`` int64 slot indices (``decode(a, b)`` turns them into parents arrays); for the
+        physical decoders every table is the canonical table of a physically valid tree.
 
     Raises:
-        ValueError: for a bad shape, NaN/+inf, an unknown decoder or mode, N above the exact limit, a row with no
-            allowed entry, or logits that admit no binary tree (constrained decoders). TypeError: non-real dtype.
+        ValueError: for a bad shape, NaN/+inf, an unknown decoder or mode, N above a decoder's limit, a row with no
+            allowed entry, missing or mismatched ``leaves``, or logits/leaves that admit no valid tree.
+        TypeError: non-real dtype.
 
     References:
-        Reconstruction (README, Choices); perturb-and-MAP: Papandreou & Yuille, ICCV 2011.
+        TreeGen (canonical mass-sorted labelling); perturb-and-MAP: Papandreou & Yuille, ICCV 2011;
+        sampling-importance-resampling: Rubin 1988.
 
     Example:
         >>> import numpy as np
+        >>> from nips25_treegen.ginkgo import simulate, tree_log_lik
+        >>> from nips25_treegen.hierarchy import decode
+        >>> jet = simulate(1, n_leaves=(5, 5), seed=0)[0]
+        >>> rows = decode_rows(np.zeros((3, 8, 4)), leaves=jet.leaves, seed=0)
+        >>> all(np.isfinite(tree_log_lik(jet.leaves, decode(r[:5], r[5:]))) for r in rows)
+        True
         >>> rows = decode_rows(np.zeros((6, 3)), decoder="exact", seed=0)
         >>> sorted(np.bincount(rows, minlength=3).tolist())
         [2, 2, 2]
@@ -205,9 +397,30 @@ def decode_rows(logits: Any, *, decoder: str = "exact", mode: str = "sample", se
             f"decoder='exact' needs N <= EXACT_MAX_LEAVES={EXACT_MAX_LEAVES} (3^(N-1) states), got N={n}; "
             "use decoder='assignment'"
         )
+    if decoder == "valid" and n > VALID_MAX_LEAVES:
+        raise ValueError(
+            f"decoder='valid' needs N <= VALID_MAX_LEAVES={VALID_MAX_LEAVES} (it scores every valid tree), got N={n}; "
+            "use decoder='merge'"
+        )
+    if decoder in PHYSICAL_DECODERS:
+        from nips25_treegen.ginkgo import _check_leaves
+
+        if leaves is None:
+            raise ValueError(f"decoder={decoder!r} needs the jet's leaves (leaves=(N, 4))")
+        leaves = _check_leaves(leaves)
+        if leaves.shape[0] != n:
+            raise ValueError(f"leaves must have shape (N, 4) = ({n}, 4) to match logits, got {leaves.shape}")
+        if not (isinstance(t_cut, (int, float)) and np.isfinite(t_cut) and t_cut > 0):
+            raise ValueError(f"t_cut must be a finite number > 0, got {t_cut!r}")
+        if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or particles < 1:
+            raise ValueError(f"particles must be an int >= 1, got {particles!r}")
     rng = _rng(seed) if mode == "sample" else None
     lp = _log_probs(arr)
-    if decoder == "exact":
+    if decoder == "valid":
+        out = _valid(lp, leaves, float(t_cut), rng)
+    elif decoder == "merge":
+        out = _merge(lp, leaves, float(t_cut), rng, int(particles))
+    elif decoder == "exact":
         out = _exact(lp, rng)
     else:
         scores = lp if rng is None else lp + _gumbel(lp.shape, rng)
@@ -215,12 +428,22 @@ def decode_rows(logits: Any, *, decoder: str = "exact", mode: str = "sample", se
     return out[0] if single else out
 
 
-def decode_trees(logits: Any, *, decoder: str = "exact", mode: str = "sample", seed: Any = None) -> np.ndarray:
+def decode_trees(
+    logits: Any,
+    *,
+    decoder: str = "valid",
+    mode: str = "sample",
+    seed: Any = None,
+    leaves: Any = None,
+    t_cut: float = 16.0,
+    particles: int = 64,
+) -> np.ndarray:
     """Parents arrays ``(B, 2N-1)`` (or ``(2N-1,)``) of :func:`decode_rows`; root last, leaves ``0..N-1``.
 
     Arguments, decoders and errors are those of :func:`decode_rows`; leaf ``r`` (row ``r < N``) and internal node
     ``N + i`` (B row ``i``) get parent ``N + x_r``, the root ``2N-2`` gets ``-1``. Constrained decoders always give
-    binary trees (:func:`nips25_treegen.hierarchy.is_binary_tree`); ``"independent"`` may not.
+    binary trees (:func:`nips25_treegen.hierarchy.is_binary_tree`), the physical ones physically valid trees;
+    ``"independent"`` may give neither.
 
     Example:
         >>> import numpy as np
@@ -228,7 +451,7 @@ def decode_trees(logits: Any, *, decoder: str = "exact", mode: str = "sample", s
         >>> is_binary_tree(decode_trees(np.zeros((8, 4)), decoder="assignment", seed=1), 5)
         True
     """
-    rows = decode_rows(logits, decoder=decoder, mode=mode, seed=seed)
+    rows = decode_rows(logits, decoder=decoder, mode=mode, seed=seed, leaves=leaves, t_cut=t_cut, particles=particles)
     flat = np.atleast_2d(rows)
     n = flat.shape[1] // 2 + 1
     parents = np.concatenate([flat + n, np.full((flat.shape[0], 1), -1)], axis=1)

@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 
 from nips25_shared import get_logger
+from nips25_treegen.hierarchy import children_of, leaf_masks
 
 __all__ = [
     "GinkgoConfig",
     "Jet",
+    "child_log_density",
     "invariant_mass2",
     "simulate",
     "split_log_lik",
@@ -137,8 +139,52 @@ def _check_rate(value: Any, name: str) -> np.ndarray:
     return arr
 
 
+def child_log_density(t_par: Any, t: Any, *, t_cut: float = 16.0, lam: Any = 1.5) -> np.ndarray:
+    r"""Ginkgo's per-child split density: the log-density of a child's mass squared ``t`` given ``t_par``.
+
+    With :math:`u = t / t_{par} \sim \mathrm{Exp}(\lambda)` truncated to :math:`u < 1 - 10^{-3}`
+    (:math:`Z = 1 - e^{-(1-10^{-3})\lambda}`), a child heavier than the cut is internal and has the density
+
+    .. math::
+        f(t_{par}, t) = -\log Z + \log\lambda - \log t_{par} - \lambda t / t_{par} \qquad (t > t_{cut}),
+
+    a child at or below the cut is a leaf, with the probability of falling below it,
+    :math:`f(t_{par}, t) = -\log Z + \log(1 - e^{-\lambda \min(t_{par}, t_{cut})/t_{par}})`. So
+    :math:`e^{f_{leaf}} + \int_{t_{cut}}^{(1-10^{-3}) t_{par}} e^{f(t_{par}, t)}\,dt = 1` for
+    :math:`t_{par} > t_{cut}` (tested by quadrature). :func:`split_log_lik` combines two of these terms.
+
+    Args:
+        t_par: ``(...)`` mass squared of the parent (GeV², > 0; ``-inf`` is returned where it is not).
+        t: ``(...)`` mass squared of the child (GeV²), broadcast against ``t_par``.
+        t_cut: mass-squared cut (> 0).
+        lam: decay rate :math:`\lambda`, scalar or broadcast array (> 0).
+
+    Returns:
+        ``(...)`` float64 log-densities (per GeV² for internal children, a log-probability for leaves).
+
+    Raises:
+        ValueError: for non-finite ``t_par``/``t`` (NaN; ``inf`` masses are not masses) or bad ``t_cut``/``lam``.
+
+    References:
+        Ginkgo ``split_logLH_with_stop_nonstop_prob`` (Cranmer et al., arXiv:2105.10512).
+
+    Example:
+        >>> import math
+        >>> leaf = float(np.exp(child_log_density(40.0, 1.0)))  # P(child is a leaf | t_par = 40)
+        >>> round(leaf, 4), round(float(child_log_density(40.0, 20.0)), 4)
+        (0.581, -3.7805)
+    """
+    tp = np.asarray(t_par, dtype=np.float64)
+    tc = np.asarray(t, dtype=np.float64)
+    if not (np.all(np.isfinite(tp)) and np.all(np.isfinite(tc))):
+        raise ValueError("t_par and t must be finite")
+    if not (isinstance(t_cut, (int, float)) and math.isfinite(t_cut) and t_cut > 0):
+        raise ValueError(f"t_cut must be a finite number > 0, got {t_cut!r}")
+    return _f_child(tp, tc, float(t_cut), _check_rate(lam, "lam"))
+
+
 def _f_child(t_par: np.ndarray, t: np.ndarray, t_cut: float, lam: np.ndarray) -> np.ndarray:
-    """Per-child log density: internal child (t > t_cut) or leaf child (probability of falling below t_cut)."""
+    """Unchecked :func:`child_log_density` (internal child above ``t_cut``, leaf child below)."""
     log_z = np.log1p(-np.exp(-U_MAX * lam))
     with np.errstate(divide="ignore", invalid="ignore"):
         t_par_safe = np.where(t_par > 0, t_par, np.nan)
@@ -229,8 +275,6 @@ def tree_log_lik(
         >>> bool(abs(tree_log_lik(jet.leaves, jet.parents) - jet.log_lik) < 1e-9)
         True
     """
-    from nips25_treegen.hierarchy import children_of, leaf_masks
-
     leaves = _check_leaves(leaves)
     n = leaves.shape[0]
     masks = leaf_masks(parents, n)  # validates the tree

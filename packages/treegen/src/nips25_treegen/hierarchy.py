@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "canonical_parents",
     "children_of",
     "clusters",
     "decode",
     "encode",
     "is_binary_tree",
     "leaf_masks",
+    "parents_from_masks",
     "to_linkage",
 ]
 
@@ -148,41 +148,52 @@ def clusters(parents: Any, n_leaves: int) -> frozenset[int]:
     return frozenset(int(m) for m in masks[n_leaves:])
 
 
-def canonical_parents(leaves: Any, masks: Any) -> np.ndarray:
-    """Parents array (package node order) of the tree whose internal nodes have the leaf sets ``masks``.
+def parents_from_masks(masks: Any, n_leaves: int, *, keys: Any) -> np.ndarray:
+    """Parents array of the tree whose internal nodes have the leaf sets ``masks``, ordered by ``keys``.
 
-    Internal nodes are sorted by the invariant mass squared of their summed leaves, ties by leaf count then
-    bitmask, so parents always come after their children.
+    Internal node ``N + k`` is the mask with the ``k``-th smallest key (ties by leaf count, then bitmask); every
+    node's parent is its smallest strict superset among the masks. The structure knows nothing of physics: the
+    package's canonical labelling (mass order) is :func:`nips25_treegen.labelling.canonical_parents`.
 
     Args:
-        leaves: ``(N, 4)`` leaf four-momenta ``[E, px, py, pz]``.
         masks: N-1 distinct leaf-set bitmasks forming a binary hierarchy (the root ``2**N-1`` included).
+        n_leaves: N >= 1.
+        keys: one real sort key per mask (same order as ``masks``); supersets must not have smaller keys.
 
     Returns:
         ``(2N-1,)`` int64 parents array.
 
     Raises:
-        ValueError: if the masks do not form a binary hierarchy over the N leaves.
-    """
-    from nips25_treegen.ginkgo import _check_leaves, _mask_momenta, invariant_mass2
+        ValueError: if the masks do not form a binary hierarchy over the N leaves, or ``keys`` has the wrong shape.
 
-    leaves = _check_leaves(leaves)
-    n = leaves.shape[0]
-    ms = sorted({int(m) for m in masks})
-    if len(ms) != n - 1 or (n > 1 and ms[-1] != (1 << n) - 1) or any(m <= 0 or m >= (1 << n) for m in ms):
-        raise ValueError(f"masks must be N-1={n - 1} distinct subsets including the root {(1 << n) - 1}")
-    arr = np.array(ms, dtype=np.int64)
-    t = invariant_mass2(_mask_momenta(leaves, arr))
-    pop = np.array([bin(m).count("1") for m in ms])
-    order = np.lexsort((arr, pop, t))
-    internal = arr[order]
+    Example:
+        >>> parents_from_masks([3, 7], 3, keys=[1.0, 5.0]).tolist()
+        [3, 3, 4, 4, -1]
+    """
+    n = int(n_leaves)
+    if n < 1:
+        raise ValueError(f"n_leaves must be an int >= 1, got {n_leaves!r}")
+    arr = np.asarray(masks, dtype=np.int64).reshape(-1)
+    key = np.asarray(keys, dtype=np.float64).reshape(-1)
+    if key.shape != arr.shape:
+        raise ValueError(f"keys must hold one value per mask ({arr.size}), got shape {np.shape(keys)}")
+    full = (1 << n) - 1
+    if (
+        arr.size != n - 1
+        or np.unique(arr).size != arr.size
+        or (n > 1 and full not in arr.tolist())
+        or np.any((arr <= 0) | (arr > full))
+    ):
+        raise ValueError(f"masks must be N-1={n - 1} distinct subsets including the root {full}")
+    pop = np.array([bin(int(m)).count("1") for m in arr])
+    internal = arr[np.lexsort((arr, pop, key))]
     all_masks = np.concatenate([1 << np.arange(n, dtype=np.int64), internal])
     parents = -np.ones(2 * n - 1, dtype=np.int64)
+    ipop = np.array([bin(int(m)).count("1") for m in internal])
     for v, m in enumerate(all_masks):
-        # parent: the smallest strict superset among internal nodes
-        sup = [j for j, mm in enumerate(internal) if (mm & m) == m and mm != m]
-        if sup:
-            parents[v] = n + min(sup, key=lambda j: bin(int(internal[j])).count("1"))
+        sup = np.flatnonzero(((internal & m) == m) & (internal != m))
+        if sup.size:
+            parents[v] = n + int(sup[np.argmin(ipop[sup])])
     err = _structure_error(parents, n)
     if err is not None:
         raise ValueError(f"masks do not form a binary hierarchy: {err}")

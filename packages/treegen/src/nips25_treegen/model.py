@@ -25,10 +25,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from nips25_shared import get_logger, progress
-from nips25_treegen.decoding import DECODERS, EXACT_MAX_LEAVES, decode_rows
+from nips25_treegen.decoding import DECODERS, EXACT_MAX_LEAVES, PHYSICAL_DECODERS, VALID_MAX_LEAVES, decode_rows
 from nips25_treegen.flow import DiscreteBayesianFlow, EntropySchedule, bayesian_update, flow_sample, sender_sample
 from nips25_treegen.ginkgo import Jet, _check_leaves, invariant_mass2, split_log_lik
-from nips25_treegen.hierarchy import decode, encode
+from nips25_treegen.hierarchy import decode
+from nips25_treegen.labelling import canonical_rows
 
 __all__ = ["TrainConfig", "TreeGen", "TreeGenConfig", "jet_features", "row_layout", "train"]
 
@@ -275,7 +276,9 @@ class TreeGen(nn.Module):
 
         Args:
             leaves: ``(B, N, 4)`` leaf four-momenta (one N per batch).
-            parents: ``(B, 2N-1)`` truth trees in the package node order (parents after children).
+            parents: ``(B, 2N-1)`` truth trees (binary; any internal order: the targets are their canonical,
+                mass-sorted tables, :func:`nips25_treegen.labelling.canonical_rows`, the labelling the physical
+                decoders draw in).
             t: optional ``(B,)`` times in [0, 1]; uniform draws by default.
             generator: torch generator for the draws.
 
@@ -297,7 +300,8 @@ class TreeGen(nn.Module):
         par = np.asarray(parents)
         if par.shape != (b, 2 * n - 1):
             raise ValueError(f"parents must have shape (B, 2N-1) = ({b}, {2 * n - 1}), got {par.shape}")
-        x = torch.as_tensor(np.stack([np.concatenate(encode(p, n)) for p in par]), device=leaf_feat.device)
+        leaf_arr = np.asarray(leaves, dtype=np.float64)
+        x = torch.as_tensor(np.stack([canonical_rows(lv, p) for lv, p in zip(leaf_arr, par)]), device=leaf_feat.device)
         mask, k = row_layout(n)
         if t is None:
             t = torch.rand(b, generator=generator)
@@ -308,14 +312,30 @@ class TreeGen(nn.Module):
         t = t.to(leaf_feat.device)
         return (leaf_feat, pair_feat, theta, t), x, t
 
-    def loss_from_logits(self, logits: torch.Tensor, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-        """Batch mean of the summed per-row loss given the network's masked logits ``(B, 2N-2, N-1)``."""
+    def loss_from_logits(
+        self, logits: torch.Tensor, x: torch.Tensor, t: torch.Tensor, *, reduction: str = "mean"
+    ) -> torch.Tensor:
+        """Summed per-row loss given the network's masked logits ``(B, 2N-2, N-1)``: batch mean or ``(B,)``.
+
+        Args:
+            logits: ``(B, 2N-2, N-1)`` masked row logits.
+            x: ``(B, 2N-2)`` int64 target slots.
+            t: ``(B,)`` flow times.
+            reduction: ``"mean"`` (scalar) or ``"none"`` (one loss per tree, ``(B,)``).
+
+        Raises:
+            ValueError: for an unknown ``reduction``.
+        """
+        if reduction not in ("mean", "none"):
+            raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}")
         mask, k = row_layout(logits.shape[1] // 2 + 1)
         mask, k = mask.to(logits.device), k.to(logits.device)
         if self.config.loss_weighting == "cross_entropy":
             logp = torch.log_softmax(logits, -1).gather(-1, x[..., None])[..., 0]
-            return -(logp * (k >= 2)).sum(-1).mean()
-        return self.flow.loss(x, torch.softmax(logits, -1), mask, t).sum(-1).mean()
+            per_tree = -(logp * (k >= 2)).sum(-1)
+        else:
+            per_tree = self.flow.loss(x, torch.softmax(logits, -1), mask, t).sum(-1)
+        return per_tree.mean() if reduction == "mean" else per_tree
 
     @torch.no_grad()
     def sample(
@@ -328,6 +348,7 @@ class TreeGen(nn.Module):
         batch_jets: int | None = None,
         decoder: str = "auto",
         constrain_steps: bool = False,
+        particles: int = 64,
     ) -> np.ndarray:
         r"""Sample trees with the discrete BFN sampler (Graves et al., Alg. 9) over the (A, B) rows.
 
@@ -335,10 +356,13 @@ class TreeGen(nn.Module):
         :math:`y \sim \mathcal N(\alpha_i(K e_k - 1), \alpha_i K I)`, Bayesian update; finally draw from
         :math:`p_O(\theta, 1)` and decode. The step draws :math:`k` are per-row draws from :math:`p_O` as in Alg. 9
         (the flow then depends on :math:`p_O`'s per-row marginals only, what the network is trained to match). The
-        final tree is decoded by ``decoder``: a constrained decoder draws it from :math:`p_O(\theta, 1)` restricted
-        to binary trees, :math:`q(x) \propto \prod_r p_{O,r}(x_r)\,\mathbb 1[x \in \mathcal V]`
-        (:mod:`nips25_treegen.decoding`), so every sample is a binary tree; ``decoder="independent"`` draws every
-        row independently (samples may not be trees, check with :func:`nips25_treegen.hierarchy.is_binary_tree`).
+        final tree is decoded by ``decoder`` (:mod:`nips25_treegen.decoding`). The default draws it from
+        :math:`p_O(\theta, 1)` restricted to the physically valid trees in the canonical (mass-sorted) labelling
+        that training uses, :math:`q(T) \propto \prod_r p_{O,r}(x_r(T))\,\mathbb 1[T \text{ valid}]`, so every
+        sample is a binary tree with a finite Ginkgo likelihood: exactly (``"valid"``) up to ``VALID_MAX_LEAVES``
+        leaves, by importance-resampled canonical merges (``"merge"``) above. ``"exact"`` / ``"assignment"``
+        restrict to binary tables in any labelling (the 0.1 decoders, no physics); ``"independent"`` draws every
+        row alone (samples may not be trees, check with :func:`nips25_treegen.hierarchy.is_binary_tree`).
         ``constrain_steps=True`` also draws every step's :math:`k` from the restricted product (a labelled variant:
         exact Bayes when :math:`p_O = \theta`, but it distorts the per-row marginals of a trained network).
 
@@ -348,9 +372,11 @@ class TreeGen(nn.Module):
             n_steps: sampler steps (>= 1).
             seed: int >= 0, seed of the sampler's torch generator (and numpy generator of the constrained decoders).
             batch_jets: jets per forward pass (default: all).
-            decoder: ``"auto"`` (``"exact"`` for N <= ``EXACT_MAX_LEAVES``, else ``"assignment"``), ``"exact"``,
-                ``"assignment"`` (perturb-and-MAP, approximate) or ``"independent"``.
+            decoder: ``"auto"`` (``"valid"`` for N <= ``VALID_MAX_LEAVES``, else ``"merge"``), ``"valid"``,
+                ``"merge"``, ``"exact"`` (binary, any labelling), ``"assignment"`` (perturb-and-MAP of the same) or
+                ``"independent"``.
             constrain_steps: also decode every step's draw with ``decoder`` (default: only the final tree).
+            particles: proposals per draw of the ``"merge"`` decoder (>= 1).
 
         Returns:
             ``(n_samples, 2N-1)`` parents arrays for one jet, ``(J, n_samples, 2N-1)`` for several.
@@ -378,11 +404,17 @@ class TreeGen(nn.Module):
         leaf_feat, pair_feat = self._features(arr)
         j, n = leaf_feat.shape[:2]
         if decoder == "auto":
-            decoder = "exact" if n <= EXACT_MAX_LEAVES else "assignment"
+            decoder = "valid" if n <= VALID_MAX_LEAVES else "merge"
         if decoder == "exact" and n > EXACT_MAX_LEAVES:
             raise ValueError(
                 f"decoder='exact' needs N <= EXACT_MAX_LEAVES={EXACT_MAX_LEAVES}, got N={n}; use 'auto' or 'assignment'"
             )
+        if decoder == "valid" and n > VALID_MAX_LEAVES:
+            raise ValueError(
+                f"decoder='valid' needs N <= VALID_MAX_LEAVES={VALID_MAX_LEAVES}, got N={n}; use 'auto' or 'merge'"
+            )
+        if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or particles < 1:
+            raise ValueError(f"particles must be an int >= 1, got {particles!r}")
         gen = torch.Generator().manual_seed(int(seed))
         rng = np.random.default_rng(int(seed))
         chunk = j if batch_jets is None else int(batch_jets)
@@ -390,19 +422,44 @@ class TreeGen(nn.Module):
         for start in range(0, j, chunk):
             lf = leaf_feat[start : start + chunk].repeat_interleave(n_samples, 0)
             pf = pair_feat[start : start + chunk].repeat_interleave(n_samples, 0)
-            final = functools.partial(self._draw, decoder=decoder, gen=gen, rng=rng)
+            jet_leaves = arr[start : start + chunk]
+            final = functools.partial(
+                self._draw, decoder=decoder, gen=gen, rng=rng, leaves=jet_leaves, per_jet=n_samples, particles=particles
+            )
             step = final if constrain_steps else functools.partial(self._draw, decoder="independent", gen=gen, rng=rng)
             rows = self._sample_rows(lf, pf, n_steps, gen, step, final)
             out.append(rows.reshape(-1, n_samples, 2 * n - 1))
         res = np.concatenate(out)
         return res[0] if single else res
 
-    @staticmethod
-    def _draw(logits: torch.Tensor, decoder: str, gen: torch.Generator, rng: np.random.Generator) -> torch.Tensor:
+    def _draw(
+        self,
+        logits: torch.Tensor,
+        decoder: str,
+        gen: torch.Generator,
+        rng: np.random.Generator,
+        leaves: np.ndarray | None = None,
+        per_jet: int = 1,
+        particles: int = 64,
+    ) -> torch.Tensor:
         if decoder == "independent":
             return _gumbel_argmax(logits, gen)
-        rows = decode_rows(logits.detach().cpu().double().numpy(), decoder=decoder, seed=rng)
-        return torch.as_tensor(rows, device=logits.device)
+        arr = logits.detach().cpu().double().numpy()
+        if decoder not in PHYSICAL_DECODERS:
+            return torch.as_tensor(decode_rows(arr, decoder=decoder, seed=rng), device=logits.device)
+        assert leaves is not None
+        rows = [
+            decode_rows(
+                arr[j * per_jet : (j + 1) * per_jet],
+                decoder=decoder,
+                seed=rng,
+                leaves=leaves[j],
+                t_cut=self.config.t_cut,
+                particles=particles,
+            )
+            for j in range(leaves.shape[0])
+        ]
+        return torch.as_tensor(np.concatenate(rows), device=logits.device)
 
     def _sample_rows(
         self, lf: torch.Tensor, pf: torch.Tensor, n_steps: int, gen: torch.Generator, step_fn: Any, final_fn: Any
@@ -465,15 +522,27 @@ class TrainConfig:
 def train(
     model: TreeGen, jets: Sequence[Jet], config: TrainConfig | None = None, *, accelerator: Any = None
 ) -> list[float]:
-    """Fit ``model`` on (leaves, truth tree) pairs under ``accelerate``; returns the per-step losses.
+    """Fit ``model`` on (leaves, truth tree) pairs, data-parallel under ``accelerate``; returns the per-step losses.
 
-    Each step draws one leaf count (proportionally to its number of jets) and a batch of jets with it.
+    Each step draws one leaf count (proportionally to its number of jets) and a global batch of
+    ``config.batch_size`` jets with it, plus their flow times and Bayesian-flow draws, from generators seeded by
+    ``config.seed``, identically on every process. Process ``r`` of ``W`` then runs the network on its share of
+    the batch (rows ``r::W``) and back-propagates ``W / B`` times its summed loss, so the gradient that DDP
+    averages is exactly the gradient of the global batch mean: ``W`` processes take the same optimiser steps as one
+    process with the same global batch, doing ``1/W`` of the network work each (tested to 1e-5). A process whose
+    share is empty (``B < W``) back-propagates a zero loss, so the gradient all-reduce never waits on it. The
+    learning-rate schedule (cosine to 10%) is stepped once per optimiser step; it is not handed to
+    ``accelerator.prepare`` (which would step it once per process). Nothing is written to disk.
 
     Args:
-        model: the :class:`TreeGen` to train (in place).
+        model: the :class:`TreeGen` to train (in place; parameters on ``accelerator.device`` afterwards).
         jets: simulated jets with 3..n_max leaves.
         config: :class:`TrainConfig`.
-        accelerator: an ``accelerate.Accelerator`` (default: a new one).
+        accelerator: an ``accelerate.Accelerator`` (default: a new one, which follows ``accelerate launch`` and
+            its device choice).
+
+    Returns:
+        The global batch-mean loss of every step (the same list on every process).
 
     Raises:
         ValueError: for an empty jet list or leaf counts the model cannot hold.
@@ -494,26 +563,36 @@ def train(
     rng = np.random.default_rng(config.seed)
     gen = torch.Generator().manual_seed(config.seed)
     accelerator = accelerator or Accelerator()
+    world, rank = accelerator.num_processes, accelerator.process_index
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, config.steps) / config.steps))
     )
-    model, opt, sched = accelerator.prepare(model, opt, sched)
-    model.train()
+    wrapped, opt = accelerator.prepare(model, opt)
+    core = accelerator.unwrap_model(wrapped)
+    wrapped.train()
     losses = []
-    for _ in progress(range(config.steps), total=config.steps, desc="train treegen"):
+    steps = range(config.steps)
+    for _ in progress(steps, total=config.steps, desc="train treegen") if accelerator.is_main_process else steps:
         n = sizes[int(rng.choice(len(sizes), p=weights / weights.sum()))]
         leaves, parents = data[n]
         idx = rng.choice(leaves.shape[0], size=min(config.batch_size, leaves.shape[0]), replace=False)
-        core = accelerator.unwrap_model(model)
-        inputs, x, t = core.loss_inputs(leaves[idx], parents[idx], generator=gen)
-        loss = core.loss_from_logits(model(*inputs), x, t)
+        inputs, x, t = core.loss_inputs(leaves[idx], parents[idx], generator=gen)  # the global batch, every rank
+        share = torch.arange(rank, idx.size, world, device=x.device)
+        scale = float(world) / idx.size
+        if share.numel() == 0:  # more processes than jets: a zero-loss step keeps the all-reduce in step
+            share, scale = torch.zeros(1, dtype=torch.long, device=x.device), 0.0
+        local = [v[share] for v in inputs]
+        per_tree = core.loss_from_logits(wrapped(*local), x[share], t[share], reduction="none")
+        loss = per_tree.sum() * scale
         opt.zero_grad()
         accelerator.backward(loss)
-        accelerator.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+        accelerator.clip_grad_norm_(wrapped.parameters(), config.max_grad_norm)
         opt.step()
         sched.step()
-        losses.append(float(loss.detach()))
+        total = accelerator.reduce(per_tree.detach().sum() * (scale / world), reduction="sum")
+        losses.append(float(total))
+    wrapped.eval()
     model.eval()
     _LOG.info("trained %d steps; final mean loss %.4f", config.steps, float(np.mean(losses[-50:])))
     return losses

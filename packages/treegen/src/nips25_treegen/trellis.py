@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from nips25_treegen.ginkgo import _check_leaves, _check_rate, split_log_lik
-from nips25_treegen.hierarchy import canonical_parents, children_of, leaf_masks
+from nips25_treegen.hierarchy import children_of, leaf_masks
+from nips25_treegen.labelling import canonical_parents
 
 __all__ = [
     "MAX_EXACT_LEAVES",
@@ -233,6 +234,54 @@ class Trellis:
             return self._segment_of[s][0] + min(int(np.searchsorted(c, rng.uniform() * c[-1])), c.size - 1)
 
         return [canonical_parents(self.leaves, self._masks_top_down(pick)) for _ in range(int(k))]
+
+    def valid_trees(self, *, max_trees: int = 250_000) -> np.ndarray:
+        r"""Every physically valid tree (finite Ginkgo likelihood), as its internal-node bitmasks.
+
+        Enumerated top-down through the trellis's finite splits only, so the cost is the number of valid trees
+        (:meth:`n_valid_trees`), not :math:`(2N-3)!!`. Used by the exact constrained decoder
+        (:func:`nips25_treegen.decoding.decode_rows` with ``decoder="valid"``).
+
+        Args:
+            max_trees: refuse to enumerate more trees than this (memory guard).
+
+        Returns:
+            ``(T, N-1)`` int64 bitmasks, one row per valid tree (root last within a row), ``T = n_valid_trees()``.
+
+        Raises:
+            ValueError: if there are more than ``max_trees`` valid trees, or none.
+
+        Example:
+            >>> from nips25_treegen.ginkgo import simulate
+            >>> tr = Trellis(simulate(1, n_leaves=(5, 5), seed=0)[0].leaves)
+            >>> tr.valid_trees().shape == (tr.n_valid_trees(), 4)
+            True
+        """
+        count = self.n_valid_trees()
+        if not isinstance(max_trees, (int, np.integer)) or max_trees < 1:
+            raise ValueError(f"max_trees must be an int >= 1, got {max_trees!r}")
+        if count == 0:
+            raise ValueError("no physically valid tree over these leaves (every tree has likelihood 0)")
+        if count > max_trees:
+            raise ValueError(f"{count} valid trees exceed max_trees={max_trees}; use a sequential decoder instead")
+        memo: dict[int, np.ndarray] = {}
+
+        def below(s: int) -> np.ndarray:  # (count(s), popcount(s) - 1) internal masks of s's valid subtrees
+            if s & (s - 1) == 0:
+                return np.zeros((1, 0), dtype=np.int64)
+            if s not in memo:
+                lo, hi = self._segment_of[s]
+                parts = []
+                for j in range(lo, hi):
+                    if not np.isfinite(self._psi[j]) or self._count[self._left[j]] * self._count[self._right[j]] == 0:
+                        continue
+                    a, b = below(int(self._left[j])), below(int(self._right[j]))
+                    ia, ib = np.repeat(np.arange(a.shape[0]), b.shape[0]), np.tile(np.arange(b.shape[0]), a.shape[0])
+                    parts.append(np.concatenate([a[ia], b[ib], np.full((ia.size, 1), s, dtype=np.int64)], axis=1))
+                memo[s] = np.concatenate(parts) if parts else np.zeros((0, bin(s).count("1") - 1), dtype=np.int64)
+            return memo[s]
+
+        return below(self._full)
 
     def log_posterior(self, parents: Any) -> float:
         r"""Exact log posterior :math:`\sum_v \psi_v - \log Z` of one tree (``-inf`` if inadmissible).
