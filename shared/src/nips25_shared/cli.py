@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from nips25_shared.logs import configure_logging, get_logger
+from nips25_shared.logs import configure_logging, get_logger, is_main_rank
 from nips25_shared.reports import Report, write_report
 from nips25_shared.seeds import seed_everything
 
@@ -82,7 +82,9 @@ def add_common_arguments(
 def run_reproduce(reproduce: Callable[..., Report], args: argparse.Namespace) -> Report:
     """Configure logging and seeds from ``args``, run ``reproduce(profile=, seed=, out_dir=)``, write the report.
 
-    The reproduce function saves its figures into ``out_dir`` and lists them in ``Report.figures``.
+    The reproduce function saves its figures into ``out_dir`` and lists them in ``Report.figures``. In a
+    distributed launch only the main rank (:func:`~nips25_shared.logs.is_main_rank`) writes the report; the other
+    ranks return theirs without writing.
     """
     configure_logging(args.verbose - args.quiet)
     log = get_logger("nips25_shared.cli")
@@ -92,6 +94,8 @@ def run_reproduce(reproduce: Callable[..., Report], args: argparse.Namespace) ->
     start = time.perf_counter()
     report = reproduce(profile=args.profile, seed=args.seed, out_dir=out)
     log.info("reproduce finished in %.1f s", time.perf_counter() - start)
+    if not is_main_rank():
+        return report
     path = write_report(report, out)
     held = sum(c.holds for c in report.claims)
     print(f"{report.package}: {held}/{len(report.claims)} claims hold; wrote {path} and {out / 'report.md'}")

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from tqdm.auto import tqdm
 
-__all__ = ["configure_logging", "get_logger", "is_quiet", "progress"]
+__all__ = ["configure_logging", "get_logger", "is_main_rank", "is_quiet", "progress"]
 
 ROOT = "nips25"
 FORMAT = "%(asctime)s %(levelname)-7s %(name)s: %(message)s"
@@ -84,11 +84,33 @@ def is_quiet() -> bool:
 
 
 def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "") -> Iterator[T]:
-    """Wrap ``iterable`` in a tqdm progress bar on standard error, silent when :func:`is_quiet`.
+    """Wrap ``iterable`` in a tqdm progress bar on standard error.
+
+    Silent when :func:`is_quiet`, when ``TQDM_DISABLE`` is set to a true value (``1``, ``true``, ``yes``; tqdm's
+    own switch, which an explicit ``disable=`` would otherwise override), and on every process but the first of a
+    distributed run (``RANK`` / ``LOCAL_RANK`` set and not 0), so that ``accelerate launch`` prints one bar.
 
     Args:
         iterable: what to iterate over.
         total: number of items, when ``len(iterable)`` is not available.
         desc: label shown before the bar.
     """
-    return iter(tqdm(iterable, total=total, desc=desc, disable=is_quiet(), file=sys.stderr, leave=False))
+    disabled = is_quiet() or _env_true("TQDM_DISABLE") or not is_main_rank()
+    return iter(tqdm(iterable, total=total, desc=desc, disable=disabled, file=sys.stderr, leave=False))
+
+
+def _env_true(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def is_main_rank() -> bool:
+    """False on the non-first processes of a distributed launch (``RANK``, else ``LOCAL_RANK``, set and not 0).
+
+    ``accelerate launch`` and ``torchrun`` set both; a plain process has neither and is the main rank.
+
+    Example:
+        >>> is_main_rank()
+        True
+    """
+    rank = os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))
+    return rank.strip() in {"", "0"}
