@@ -20,7 +20,7 @@ as a user might naively do; it has no coverage guarantee (kept as a baseline, no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -35,7 +35,7 @@ __all__ = ["COMBINERS", "AggregateThenCalibrate"]
 
 COMBINERS = ("mean", "median", "max", "min")
 Combine = Literal["mean", "median", "max", "min"]
-_REDUCE = {"mean": np.mean, "median": np.median, "max": np.max, "min": np.min}
+_REDUCE: dict[str, Callable[..., np.ndarray]] = {"mean": np.mean, "median": np.median, "max": np.max, "min": np.min}
 
 
 class AggregateThenCalibrate(BaseEstimator):
@@ -137,7 +137,8 @@ class AggregateThenCalibrate(BaseEstimator):
             check_is_fitted(self.estimator)
             self.estimator_ = self.estimator
             self.classes_ = np.asarray(self.estimator.classes_)
-            self.n_features_in_ = int(getattr(self.estimator, "n_features_in_", np.shape(_first_view(X_cal))[-1]))
+            n_features = getattr(self.estimator, "n_features_in_", None)
+            self.n_features_in_ = int(np.shape(_first_view(X_cal))[-1] if n_features is None else n_features)
         elif not hasattr(self, "estimator_"):
             raise NotFittedError("call fit(X, y) before calibrate, or pass prefit=True with a fitted estimator")
         if self.calibrate_on == "instances":
