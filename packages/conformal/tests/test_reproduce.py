@@ -10,12 +10,13 @@ from nips25_conformal.reproduce import ExperimentConfig, reproduce, run_experime
 
 
 def test_reproduce_tiny_report_structure(tmp_path):
-    """The tiny profile returns six computed claims (three per dataset) and writes its figure."""
+    """The tiny profile returns seven computed claims (three per dataset, then the stress case) and its figure."""
     pytest.importorskip("sktime")
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     assert report.package == "conformal" and report.profile == "tiny"
     assert [c.id for c in report.claims] == [
-        f"{k}-{d}" for d in ("japanese_vowels", "digits") for k in ("coverage", "size-shrinks", "majority-refined")
+        *(f"{k}-{d}" for d in ("japanese_vowels", "digits") for k in ("coverage", "size-shrinks", "majority-refined")),
+        "aggregate-then-calibrate-correlated-views",
     ]
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.measured
@@ -94,4 +95,4 @@ def test_report_json_roundtrip(tmp_path):
 
     run_reproduce(reproduce, Args())  # type: ignore[arg-type]
     data = json.loads((tmp_path / "results.json").read_text())
-    assert len(data["claims"]) == 6 and all("criterion" in c for c in data["claims"])
+    assert len(data["claims"]) == 7 and all("criterion" in c for c in data["claims"])

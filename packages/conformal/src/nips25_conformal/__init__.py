@@ -6,6 +6,7 @@ inputs by p-value aggregation", NeurIPS 2025 (arXiv:2507.07150).
 
 from importlib.metadata import PackageNotFoundError, version
 
+from nips25_conformal.aggregate_then_calibrate import COMBINERS, AggregateThenCalibrate
 from nips25_conformal.aggregation import (
     AggregationStatistic,
     AreaEnvelopeStatistic,
@@ -21,7 +22,11 @@ from nips25_conformal.aggregation import (
 )
 from nips25_conformal.baselines import VIEW_RULES, combine_view_pvalues
 from nips25_conformal.classifier import AGGREGATIONS, MultiInputConformalClassifier, multi_input_pvalues
-from nips25_conformal.exchangeability import ExchangeabilityDiagnostic, exchangeability_diagnostic
+from nips25_conformal.exchangeability import (
+    ExchangeabilityDiagnostic,
+    ExchangeabilityWarning,
+    exchangeability_diagnostic,
+)
 from nips25_conformal.metrics import mean_set_size, per_class_coverage
 from nips25_conformal.null_law import NullLaw
 from nips25_conformal.pvalues import MondrianCalibration, class_conditional_pvalues
@@ -33,11 +38,14 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "AGGREGATIONS",
+    "COMBINERS",
     "VIEW_RULES",
+    "AggregateThenCalibrate",
     "AggregationStatistic",
     "AreaEnvelopeStatistic",
     "DistanceEnvelopeStatistic",
     "ExchangeabilityDiagnostic",
+    "ExchangeabilityWarning",
     "FisherStatistic",
     "MondrianCalibration",
     "MultiInputConformalClassifier",

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from nips25_conformal.aggregation import (
     METHODS,
@@ -26,6 +26,7 @@ from nips25_conformal.aggregation import (
     null_distribution,
 )
 from nips25_conformal.baselines import VIEW_RULES
+from nips25_conformal.exchangeability import exchangeability_diagnostic
 from nips25_conformal.pvalues import MondrianCalibration
 
 __all__ = ["AGGREGATIONS", "MultiInputConformalClassifier", "multi_input_pvalues"]
@@ -165,6 +166,9 @@ class MultiInputConformalClassifier(BaseEstimator):
         classes_: ``(C,)`` labels, the columns of :meth:`p_values` and :meth:`predict_set`.
         estimator_: the fitted base classifier.
         calibration_: the per-class calibration scores.
+        n_features_in_: number of features of one view; ``feature_names_in_`` too when fitted on a DataFrame.
+        exchangeability_: the :class:`~nips25_conformal.exchangeability.ExchangeabilityDiagnostic` of the
+            opt-in check in :meth:`calibrate` (only when ``check_views`` was given).
 
     Example:
         >>> from sklearn.datasets import load_iris
@@ -228,6 +232,7 @@ class MultiInputConformalClassifier(BaseEstimator):
         """
         self._check_params()
         X_arr, y_arr = self._check_xy(X, y, "X", "y")
+        validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.estimator_ = clone(self.estimator).fit(X_arr, y_arr)
         self.classes_ = np.asarray(self.estimator_.classes_)
         return self
@@ -247,8 +252,25 @@ class MultiInputConformalClassifier(BaseEstimator):
         proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
         return _one_minus_proba(proba) if self.score == "1-proba" else np.asarray(self.score(proba))  # type: ignore[operator]
 
-    def calibrate(self, X_cal: np.ndarray, y_cal: np.ndarray) -> MultiInputConformalClassifier:
+    def calibrate(
+        self,
+        X_cal: np.ndarray,
+        y_cal: np.ndarray,
+        *,
+        check_views: Sequence[np.ndarray] | np.ndarray | None = None,
+        check_labels: np.ndarray | None = None,
+        check_level: float = 0.01,
+    ) -> MultiInputConformalClassifier:
         """Store the per-class scores of single-view calibration points ``X_cal (n, D)``, ``y_cal (n,)``.
+
+        The guarantee needs the views of a test instance to be exchangeable with the calibration points of its
+        class. Views that are correlated (frames of one recording, transformations of one image) break it and the
+        sets then under-cover, silently. Pass labelled multi-view instances (``check_views``: ``(B, m, D)`` or a
+        list of ``(m_b, D)`` arrays, ``check_labels``: ``(B,)``; held out from ``X_cal``) to run
+        :func:`~nips25_conformal.exchangeability.exchangeability_diagnostic` on them: an
+        :class:`~nips25_conformal.exchangeability.ExchangeabilityWarning` is raised when its p-value is at most
+        ``check_level``, and the result is stored as ``exchangeability_``. When it warns, calibrate whole
+        instances instead (:class:`~nips25_conformal.aggregate_then_calibrate.AggregateThenCalibrate`).
 
         Raises:
             ValueError: bad shapes, NaN/inf, a label unknown to the model, or a class without calibration points.
@@ -260,6 +282,9 @@ class MultiInputConformalClassifier(BaseEstimator):
             check_is_fitted(self.estimator)
             self.estimator_ = self.estimator
             self.classes_ = np.asarray(self.estimator.classes_)
+            for name in ("n_features_in_", "feature_names_in_"):
+                if hasattr(self.estimator, name):
+                    setattr(self, name, getattr(self.estimator, name))
         elif not hasattr(self, "estimator_"):
             raise NotFittedError("call fit(X, y) before calibrate, or pass prefit=True with a fitted estimator")
         X_arr, y_arr = self._check_xy(X_cal, y_cal, "X_cal", "y_cal")
@@ -276,6 +301,19 @@ class MultiInputConformalClassifier(BaseEstimator):
         true_scores = self._scores(X_arr)[np.arange(y_arr.size), col]
         self.calibration_ = MondrianCalibration.from_scores(true_scores, y_arr, self.classes_)
         self._null_cache: dict[tuple[Any, ...], NullDistribution] = {}
+        if (check_views is None) != (check_labels is None):
+            raise ValueError("check_views and check_labels must be given together")
+        if check_views is not None:
+            views = _as_views(check_views, "check_views")
+            labels = np.asarray(check_labels)
+            if labels.shape != (len(views),):
+                raise ValueError(f"check_labels must have shape ({len(views)},), got {labels.shape}")
+            unknown_check = np.setdiff1d(np.unique(labels), self.classes_)
+            if unknown_check.size:
+                raise ValueError(f"check_labels holds labels unknown to the fitted model: {unknown_check.tolist()}")
+            cols = np.searchsorted(self.classes_, labels)
+            per_view = [self._scores(v)[:, c] for v, c in zip(views, cols)]
+            self.exchangeability_ = exchangeability_diagnostic(per_view, labels, level=check_level)
         return self
 
     def view_scores(self, X_multi: np.ndarray | Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -317,6 +355,11 @@ class MultiInputConformalClassifier(BaseEstimator):
 
     def predict_set(self, X_multi: np.ndarray | Sequence[np.ndarray], *, alpha: float | None = None) -> np.ndarray:
         """Prediction sets ``(B, C)`` bool: column c is True iff ``classes_[c]`` is kept (p-value > alpha).
+
+        A row may be all False (an **empty set**): no class's aggregated p-value exceeds alpha, i.e. the instance
+        conforms to no class at this level. Empty sets count as misses in the coverage and as size 0; they are
+        frequent when views are not exchangeable with the calibration points (see :meth:`calibrate`) or alpha is
+        large, and rare otherwise. Do not replace them by the arg-max class: that breaks the guarantee's accounting.
 
         Raises:
             NotFittedError: before :meth:`fit` then :meth:`calibrate`.

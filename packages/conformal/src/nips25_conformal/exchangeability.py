@@ -19,7 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ExchangeabilityDiagnostic", "exchangeability_diagnostic"]
+__all__ = ["ExchangeabilityDiagnostic", "ExchangeabilityWarning", "exchangeability_diagnostic"]
+
+
+class ExchangeabilityWarning(UserWarning):
+    """Views of one object look more alike than exchangeable views: the coverage guarantee may not hold."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,8 @@ def exchangeability_diagnostic(
         true_class_scores: B arrays ``(m_b,)``: the score of each view of object b at its true label.
         labels: ``(B,)`` true labels of the objects.
         n_permutations: number R of within-class shuffles, ``>= 1``.
-        level: warn (``UserWarning``) when the p-value is at most this, in ``(0, 1)``.
+        level: warn (:class:`ExchangeabilityWarning`, a ``UserWarning``) when the p-value is at most this, in
+            ``(0, 1)``.
         rng: generator of the shuffles (default ``default_rng(0)``).
 
     Returns:
@@ -99,8 +104,9 @@ def exchangeability_diagnostic(
     if p_value <= level:
         warnings.warn(
             f"views of one object look more alike than exchangeable views (permutation p = {p_value:.3g}); "
-            "the class-conditional coverage guarantee may not hold",
-            UserWarning,
+            "the class-conditional coverage guarantee may not hold; calibrate whole instances instead "
+            "(AggregateThenCalibrate)",
+            ExchangeabilityWarning,
             stacklevel=2,
         )
     return ExchangeabilityDiagnostic(statistic=observed, null_mean=float(null.mean()), p_value=p_value)
