@@ -76,12 +76,47 @@ class ContentEncoder:
         return (out - self.mean) / self.std
 
 
+def _two_view_encoder(hidden: int) -> Any:
+    """``f_1`` and ``f_2`` in one module whose ``forward(v1, v2)`` gives both codes (one DDP-wrapped call)."""
+    import torch
+
+    def mlp() -> Any:
+        return torch.nn.Sequential(
+            torch.nn.Linear(3, hidden),
+            torch.nn.LeakyReLU(0.2),
+            torch.nn.Linear(hidden, hidden),
+            torch.nn.LeakyReLU(0.2),
+            torch.nn.Linear(hidden, 1),
+        )
+
+    class TwoViewEncoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.f1, self.f2 = mlp(), mlp()
+
+        def forward(self, v1: Any, v2: Any) -> tuple[Any, Any]:
+            return self.f1(v1), self.f2(v2)
+
+    return TwoViewEncoder()
+
+
+def _gather_rows(t: Any, world: int) -> Any:
+    """All processes' rows in rank order, with gradients flowing back to each process's own rows."""
+    if world == 1:
+        return t
+    import torch
+    import torch.distributed.nn.functional as dist_fn
+
+    return torch.cat(dist_fn.all_gather(t), dim=0)
+
+
 def train_content_encoder(
     config: EncoderConfig,
     *,
     scm: FiveLatentSCM | None = None,
     mixing: MultiViewMixing | None = None,
     seed: int = 0,
+    accelerator: Any = None,
 ) -> ContentEncoder:
     r"""Train two view encoders with the symmetric InfoNCE loss and return the view-1 encoder.
 
@@ -89,17 +124,26 @@ def train_content_encoder(
         \mathcal L = -\frac{1}{2b}\sum_a \Big[\log\frac{e^{s_{aa}}}{\sum_c e^{s_{ac}}} +
         \log\frac{e^{s_{aa}}}{\sum_c e^{s_{ca}}}\Big],\qquad s_{ac} = -\frac{(f_1(v_{1a}) - f_2(v_{2c}))^2}{\tau}
 
+    Data-parallel under ``accelerate launch``: every process draws the same global batch of ``batch_size`` rows
+    (same seed), encodes its contiguous ``batch_size / world`` rows, and the codes are all-gathered (with
+    gradients) so that every negative of the global batch is used, as on one process; the loss is scaled by the
+    world size because DDP averages the gradients. The learning-rate schedule steps once per optimiser step (it is
+    not handed to ``accelerator.prepare``). The result equals one process at the same global batch up to float32
+    summation order.
+
     Args:
         config: :class:`EncoderConfig`.
         scm: simulator of the latents (default :class:`~nips25_tmex.simulation.FiveLatentSCM`).
         mixing: the two views (default :class:`~nips25_tmex.simulation.MultiViewMixing`).
         seed: seeds torch (through ``nips25_shared.seed_everything``) and the data stream.
+        accelerator: an ``accelerate.Accelerator`` (default: a new one; its device placement is used).
 
     Returns:
-        :class:`ContentEncoder`, standardised to mean 0 and unit variance on 4096 fresh samples.
+        :class:`ContentEncoder`, standardised to mean 0 and unit variance on 4096 fresh samples (on the CPU).
 
     Raises:
         ImportError: if PyTorch or accelerate is missing.
+        ValueError: if ``batch_size`` is not divisible by the number of processes.
 
     References:
         Yao et al., "Multi-View Causal Representation Learning with Partial Observability", ICLR 2024;
@@ -114,39 +158,37 @@ def train_content_encoder(
     mixing = mixing or MultiViewMixing()
     rng = seed_everything(seed)
     torch.set_num_threads(1)
-    accelerator = Accelerator(cpu=True)
-
-    def mlp() -> Any:
-        return torch.nn.Sequential(
-            torch.nn.Linear(3, config.hidden),
-            torch.nn.LeakyReLU(0.2),
-            torch.nn.Linear(config.hidden, config.hidden),
-            torch.nn.LeakyReLU(0.2),
-            torch.nn.Linear(config.hidden, 1),
-        )
-
-    model = torch.nn.ModuleList([mlp(), mlp()])
+    accelerator = accelerator if accelerator is not None else Accelerator()
+    world, rank = accelerator.num_processes, accelerator.process_index
+    if config.batch_size % world:
+        raise ValueError(f"batch_size ({config.batch_size}) must be divisible by the number of processes ({world})")
+    local = slice(rank * config.batch_size // world, (rank + 1) * config.batch_size // world)
+    model = _two_view_encoder(config.hidden)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: 0.5 * (1 + np.cos(np.pi * step / config.steps)) if config.cosine_decay else 1.0
     )
-    model, optimizer, schedule = accelerator.prepare(model, optimizer, schedule)
-    labels = torch.arange(config.batch_size)
+    model, optimizer = accelerator.prepare(model, optimizer)  # the schedule steps once per real step, below
+    device = accelerator.device
+    labels = torch.arange(config.batch_size, device=device)
     losses: list[float] = []
     for _ in progress(range(config.steps), total=config.steps, desc="contrastive encoder"):
-        v1, v2 = mixing.views(scm.sample(config.batch_size, rng))
-        h1 = model[0](torch.as_tensor(v1, dtype=torch.float32))
-        h2 = model[1](torch.as_tensor(v2, dtype=torch.float32))
+        v1, v2 = mixing.views(scm.sample(config.batch_size, rng))  # the same global batch on every process
+        h1, h2 = model(
+            torch.as_tensor(v1[local], dtype=torch.float32, device=device),
+            torch.as_tensor(v2[local], dtype=torch.float32, device=device),
+        )
+        h1, h2 = _gather_rows(h1, world), _gather_rows(h2, world)
         logits = -((h1 - h2.T) ** 2) / config.temperature
         loss = 0.5 * (
             torch.nn.functional.cross_entropy(logits, labels) + torch.nn.functional.cross_entropy(logits.T, labels)
         )
         optimizer.zero_grad()
-        accelerator.backward(loss)
+        accelerator.backward(loss * world)  # DDP averages over processes; each holds only its rows' gradient
         optimizer.step()
         schedule.step()
         losses.append(float(loss.detach()))
-    net = accelerator.unwrap_model(model)[0].eval()
+    net = accelerator.unwrap_model(model).f1.eval().cpu()
     ref_v1, _ = mixing.views(scm.sample(4096, rng))
     with torch.no_grad():
         ref = net(torch.as_tensor(ref_v1, dtype=torch.float32)).numpy()[:, 0].astype(np.float64)
