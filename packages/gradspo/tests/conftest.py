@@ -13,6 +13,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 torch.set_num_threads(1)
 
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "distributed: runs several processes under accelerate launch (issue 42)")
+
+
 SD15 = dict(
     beta_schedule="scaled_linear",
     beta_start=0.00085,

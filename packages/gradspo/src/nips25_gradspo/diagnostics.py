@@ -25,10 +25,11 @@ def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
 
 
 def _relvar(g: torch.Tensor) -> float:
-    """``tr Cov / ||mean||^2`` of the rows of ``g`` (``inf`` when the mean gradient is exactly zero)."""
+    """``tr Cov / ||mean||^2`` of the rows of ``g``; ``nan`` (undefined) when the mean gradient is exactly zero,
+    e.g. when no draw had a valid pair (0/0): never ``inf``, which would read as a measured variance."""
     g = g.double()
     norm2 = float(g.mean(0).pow(2).sum())
-    return float(g.var(0, unbiased=True).sum()) / norm2 if norm2 > 0 else math.inf
+    return float(g.var(0, unbiased=True).sum()) / norm2 if norm2 > 0 else math.nan
 
 
 @torch.no_grad()
