@@ -24,6 +24,17 @@ def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
     ])  # fmt: skip
 
 
+def _relvar_se(g: torch.Tensor, n_bootstrap: int) -> float:
+    """Bootstrap standard error of :func:`_relvar` over the rows (resamples) of ``g`` (``nan`` if undefined)."""
+    if n_bootstrap < 2:
+        return math.nan
+    gen = torch.Generator().manual_seed(0)
+    n = g.shape[0]
+    vals = [_relvar(g[torch.randint(0, n, (n,), generator=gen)]) for _ in range(n_bootstrap)]
+    finite = torch.tensor([v for v in vals if math.isfinite(v)], dtype=torch.float64)
+    return float(finite.std()) if finite.numel() >= 2 and finite.numel() == len(vals) else math.nan
+
+
 def _relvar(g: torch.Tensor) -> float:
     """``tr Cov / ||mean||^2`` of the rows of ``g``; ``nan`` (undefined) when the mean gradient is exactly zero,
     e.g. when no draw had a valid pair (0/0): never ``inf``, which would read as a measured variance."""
@@ -63,7 +74,13 @@ def _dpo_pairs_from(trainer: StepwiseTrainer, rows: PairBatch, i: int, t: int, g
 
 
 def gradient_relative_variance(
-    trainer: StepwiseTrainer, cond: Cond, *, n_resamples: int = 32, generator: torch.Generator
+    trainer: StepwiseTrainer,
+    cond: Cond,
+    *,
+    n_resamples: int = 32,
+    generator: torch.Generator,
+    n_states: int | None = None,
+    n_bootstrap: int = 0,
 ) -> dict[str, list[float]]:
     r"""Per DDIM step (from ``divert_start_step``): relative variance of the LoRA gradient over candidate draws,
     the relative variance of the whole iteration's gradient, and the mean cosine between the winner noise and the
@@ -79,33 +96,47 @@ def gradient_relative_variance(
     current) and equal ``generator`` seeds see the same states and the same candidate noise (common random
     numbers; see :func:`paired_gradient_variance`).
 
+    The relative variance is undefined (``nan``) at a step where no draw had a valid pair (a zero mean gradient);
+    ``valid_fraction`` beside it says how often pairs were valid.
+
     Args:
         trainer: a :class:`~nips25_gradspo.trainer.StepwiseTrainer` (``"gradspo"``, ``"spo"`` or ``"dpo"``).
         cond: conditioning of the fixed states (batch ``B >= 1``).
         n_resamples: candidate draws per step (>= 2).
         generator: torch generator.
+        n_states: average the gradient over only the first ``n_states`` of the ``B`` states (same states and
+            candidate noise as the full measurement; ``None``: all). With exchangeable states this raises the
+            relative variance about ``B / n_states``-fold: a positive control for the measurement.
+        n_bootstrap: bootstrap replicates (over resamples) for the standard errors (0: ``nan``).
 
     Returns:
-        ``{"timestep", "relative_variance", "valid_fraction", "alignment"}`` (one entry per recorded step;
-        ``alignment`` is ``nan`` for DPO) and ``"iteration_relative_variance"`` (one value: the gradient of the
+        ``{"timestep", "relative_variance", "relative_variance_se", "valid_fraction", "clip_fraction",
+        "alignment"}`` (one entry per recorded step; ``alignment`` is ``nan`` for DPO; ``clip_fraction`` is the
+        share of valid pairs whose ratio was clipped, ``nan`` without valid pairs) and
+        ``"iteration_relative_variance"``, ``"iteration_relative_variance_se"`` (one value each: the gradient of the
         mean loss over all recorded steps, per resample).
 
     Raises:
-        ValueError: if ``n_resamples < 2``.
+        ValueError: if ``n_resamples < 2`` or ``n_states`` is not in ``1..B``.
     """
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 2:
         raise ValueError(f"n_resamples must be an int >= 2, got {n_resamples!r}")
+    b_all = next(iter(cond.values())).shape[0] if cond else 0
+    if n_states is not None and not (isinstance(n_states, int) and 1 <= n_states <= b_all):
+        raise ValueError(f"n_states must be None or an int in 1..{b_all}, got {n_states!r}")
     cfg = trainer.config
     _, base = trainer.sample(cond, generator=generator)
     assert base is not None
-    out: dict[str, list[float]] = {"timestep": [], "relative_variance": [], "valid_fraction": [], "alignment": []}
+    keys = ("timestep", "relative_variance", "relative_variance_se", "valid_fraction", "clip_fraction", "alignment")
+    out: dict[str, list[float]] = {k: [] for k in keys}
+    keep = torch.arange(b_all if n_states is None else n_states)
     last = cfg.num_inference_steps - 1
     per_step: list[torch.Tensor] = []
     for i in sorted(set(base.step.tolist())):
         rows = base.select((base.step == i).nonzero().flatten())
         t = int(rows.t[0])
         t_prev = trainer._prev_t(t)
-        grads, valid_share, cosines = [], [], []
+        grads, valid_share, cosines, clipped = [], [], [], []
         for _ in range(n_resamples):
             if cfg.method == "dpo":
                 pairs = _dpo_pairs_from(trainer, rows, i, t, generator)
@@ -126,10 +157,13 @@ def gradient_relative_variance(
                     xs[il, ar], valid, rows.step,
                 )  # fmt: skip
                 cosines.append(_alignment(trainer, rows, t, t_prev, antithetic_noise(noise, iw, il), i == last))
+            pairs = pairs.select(keep)
+            valid = pairs.valid
             trainer.optimizer.zero_grad()
             if bool(valid.any()):
-                loss, _ = trainer.loss(pairs)
+                loss, st = trainer.loss(pairs)
                 (loss * valid.float().mean()).backward()
+                clipped.append(st["clip_fraction"])
             grads.append(_flat_grad(trainer))
             valid_share.append(float(valid.float().mean()))
         trainer.optimizer.zero_grad()
@@ -137,14 +171,24 @@ def gradient_relative_variance(
         per_step.append(g)
         out["timestep"].append(float(t))
         out["relative_variance"].append(_relvar(g))
+        out["relative_variance_se"].append(_relvar_se(g, n_bootstrap))
         out["valid_fraction"].append(sum(valid_share) / len(valid_share))
+        out["clip_fraction"].append(sum(clipped) / len(clipped) if clipped else math.nan)
         out["alignment"].append(sum(cosines) / len(cosines) if cosines else math.nan)
-    out["iteration_relative_variance"] = [_relvar(torch.stack(per_step).mean(0))]
+    iteration = torch.stack(per_step).mean(0)
+    out["iteration_relative_variance"] = [_relvar(iteration)]
+    out["iteration_relative_variance_se"] = [_relvar_se(iteration, n_bootstrap)]
     return out
 
 
 def paired_gradient_variance(
-    trainers: dict[str, StepwiseTrainer], cond: Cond, *, n_resamples: int = 32, seed: int = 0
+    trainers: dict[str, StepwiseTrainer],
+    cond: Cond,
+    *,
+    n_resamples: int = 32,
+    seed: int = 0,
+    n_bootstrap: int = 0,
+    n_states: dict[str, int] | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """:func:`gradient_relative_variance` of several methods on the same samples, noise and parameters.
 
@@ -158,6 +202,8 @@ def paired_gradient_variance(
         cond: conditioning of the fixed states.
         n_resamples: draws per step (>= 2).
         seed: the shared generator seed.
+        n_bootstrap: bootstrap replicates for the standard errors (0: none).
+        n_states: method name -> ``n_states`` of :func:`gradient_relative_variance` (default: all states).
 
     Returns:
         method name -> the dict of :func:`gradient_relative_variance`.
@@ -180,7 +226,12 @@ def paired_gradient_variance(
             raise ValueError(f"trainers: {name!r} and {ref_name!r} hold different EMA weights (different samplers)")
     return {
         name: gradient_relative_variance(
-            tr, cond, n_resamples=n_resamples, generator=torch.Generator().manual_seed(seed)
+            tr,
+            cond,
+            n_resamples=n_resamples,
+            generator=torch.Generator().manual_seed(seed),
+            n_bootstrap=n_bootstrap,
+            n_states=(n_states or {}).get(name),
         )
         for name, tr in items
     }
