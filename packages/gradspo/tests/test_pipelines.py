@@ -52,6 +52,8 @@ def test_pipeline_load_train_save_and_vanilla_load(tmp_path, variant):
         header = json.loads(f.metadata()["lora_adapter_metadata"])
     assert header["unet.lora_alpha"] == 8.0 and header["unet.r"] == 4
 
+    assert not (save_lora(pipe, tmp_path / "other", is_main_process=False)).exists()  # non-main ranks write nothing
+
     fresh = load_sd_pipeline(tmp_path / "pipe", variant=variant)
     fresh.load_lora_weights(str(tmp_path / "lora"))
     x = torch.randn(latent_shape(pipe, 2), generator=torch.Generator().manual_seed(1))

@@ -15,7 +15,7 @@ from nips25_gradspo.candidates import antithetic_noise, ddim_candidates, ddim_me
 from nips25_gradspo.denoisers import Cond, index_cond, repeat_cond
 from nips25_gradspo.trainer import PairBatch, StepwiseTrainer
 
-__all__ = ["gradient_relative_variance", "mmd2", "paired_gradient_variance"]
+__all__ = ["flipped_relative_variance", "gradient_relative_variance", "mmd2", "paired_gradient_variance"]
 
 
 def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
@@ -24,13 +24,29 @@ def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
     ])  # fmt: skip
 
 
+def _relvar_gram(k: torch.Tensor, w: torch.Tensor) -> float:
+    """:func:`_relvar` of the rows of ``g`` taken with counts ``w`` (``(R,)``), from the Gram matrix ``k = g g^T``."""
+    n = float(w.sum())
+    norm2 = float(w @ k @ w) / n**2
+    if not norm2 > 0:
+        return math.nan
+    return (float(w @ k.diagonal()) - n * norm2) / (n - 1) / norm2
+
+
 def _relvar_se(g: torch.Tensor, n_bootstrap: int) -> float:
-    """Bootstrap standard error of :func:`_relvar` over the rows (resamples) of ``g`` (``nan`` if undefined)."""
+    """Bootstrap standard error of :func:`_relvar` over the rows (resamples) of ``g`` (``nan`` if undefined).
+
+    Each replicate re-draws the rows with replacement; computed from the ``(R, R)`` Gram matrix."""
     if n_bootstrap < 2:
         return math.nan
     gen = torch.Generator().manual_seed(0)
+    g = g.double()
+    k = g @ g.T
     n = g.shape[0]
-    vals = [_relvar(g[torch.randint(0, n, (n,), generator=gen)]) for _ in range(n_bootstrap)]
+    vals = [
+        _relvar_gram(k, torch.bincount(torch.randint(0, n, (n,), generator=gen), minlength=n).double())
+        for _ in range(n_bootstrap)
+    ]
     finite = torch.tensor([v for v in vals if math.isfinite(v)], dtype=torch.float64)
     return float(finite.std()) if finite.numel() >= 2 and finite.numel() == len(vals) else math.nan
 
@@ -41,6 +57,24 @@ def _relvar(g: torch.Tensor) -> float:
     g = g.double()
     norm2 = float(g.mean(0).pow(2).sum())
     return float(g.var(0, unbiased=True).sum()) / norm2 if norm2 > 0 else math.nan
+
+
+def flipped_relative_variance(relative_variance: float, flip_probability: float) -> float:
+    r"""The relative variance of an estimator whose every draw is negated with probability ``q`` (a preference model
+    that swaps winner and loser at random): a planted effect with a known answer.
+
+    With :math:`G' = sG`, :math:`s = \pm 1`, :math:`P(s=-1) = q`, independent of :math:`G`:
+    :math:`\mathbb E G' = (1-2q)\mu`, :math:`\mathrm{tr\,Cov}\,G' = \mathrm{tr\,Cov}\,G + (1-(1-2q)^2)\|\mu\|^2`, so
+    :math:`r' = (r + 1 - (1-2q)^2) / (1-2q)^2`.
+
+    Example:
+        >>> round(flipped_relative_variance(3.0, 0.1), 4)
+        5.25
+    """
+    if not 0 <= flip_probability < 0.5:
+        raise ValueError(f"flip_probability must be in [0, 0.5), got {flip_probability!r}")
+    a = (1 - 2 * flip_probability) ** 2
+    return (relative_variance + 1 - a) / a
 
 
 @torch.no_grad()
@@ -81,6 +115,7 @@ def gradient_relative_variance(
     generator: torch.Generator,
     n_states: int | None = None,
     n_bootstrap: int = 0,
+    flip_probability: float = 0.0,
 ) -> dict[str, list[float]]:
     r"""Per DDIM step (from ``divert_start_step``): relative variance of the LoRA gradient over candidate draws,
     the relative variance of the whole iteration's gradient, and the mean cosine between the winner noise and the
@@ -108,6 +143,11 @@ def gradient_relative_variance(
             candidate noise as the full measurement; ``None``: all). With exchangeable states this raises the
             relative variance about ``B / n_states``-fold: a positive control for the measurement.
         n_bootstrap: bootstrap replicates (over resamples) for the standard errors (0: ``nan``).
+        flip_probability: also report the relative variance of the same draws with each draw's gradient negated
+            with this probability (one sign per draw for all steps; independent generator, seed 1): the planted
+            positive control (``"relative_variance_flipped"``, ``"..._flipped_se"``,
+            ``"iteration_relative_variance_flipped"``, ``"..._flipped_se"``), equal in expectation to
+            :func:`flipped_relative_variance` of the unflipped value.
 
     Returns:
         ``{"timestep", "relative_variance", "relative_variance_se", "valid_fraction", "clip_fraction",
@@ -130,6 +170,13 @@ def gradient_relative_variance(
     keys = ("timestep", "relative_variance", "relative_variance_se", "valid_fraction", "clip_fraction", "alignment")
     out: dict[str, list[float]] = {k: [] for k in keys}
     keep = torch.arange(b_all if n_states is None else n_states)
+    if not 0 <= flip_probability < 0.5:
+        raise ValueError(f"flip_probability must be in [0, 0.5), got {flip_probability!r}")
+    # one sign per draw, shared by every step, so the whole-iteration gradient is flipped as a whole
+    u = torch.rand(n_resamples, 1, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    signs = torch.where(u < flip_probability, -1.0, 1.0).double()
+    if flip_probability > 0:
+        out.update({"relative_variance_flipped": [], "relative_variance_flipped_se": []})
     last = cfg.num_inference_steps - 1
     per_step: list[torch.Tensor] = []
     for i in sorted(set(base.step.tolist())):
@@ -168,6 +215,9 @@ def gradient_relative_variance(
             valid_share.append(float(valid.float().mean()))
         trainer.optimizer.zero_grad()
         g = torch.stack(grads).double()
+        if flip_probability > 0:
+            out["relative_variance_flipped"].append(_relvar(g * signs))
+            out["relative_variance_flipped_se"].append(_relvar_se(g * signs, n_bootstrap))
         per_step.append(g)
         out["timestep"].append(float(t))
         out["relative_variance"].append(_relvar(g))
@@ -178,6 +228,9 @@ def gradient_relative_variance(
     iteration = torch.stack(per_step).mean(0)
     out["iteration_relative_variance"] = [_relvar(iteration)]
     out["iteration_relative_variance_se"] = [_relvar_se(iteration, n_bootstrap)]
+    if flip_probability > 0:
+        out["iteration_relative_variance_flipped"] = [_relvar(iteration * signs)]
+        out["iteration_relative_variance_flipped_se"] = [_relvar_se(iteration * signs, n_bootstrap)]
     return out
 
 
@@ -189,6 +242,7 @@ def paired_gradient_variance(
     seed: int = 0,
     n_bootstrap: int = 0,
     n_states: dict[str, int] | None = None,
+    flip_probability: dict[str, float] | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """:func:`gradient_relative_variance` of several methods on the same samples, noise and parameters.
 
@@ -204,6 +258,7 @@ def paired_gradient_variance(
         seed: the shared generator seed.
         n_bootstrap: bootstrap replicates for the standard errors (0: none).
         n_states: method name -> ``n_states`` of :func:`gradient_relative_variance` (default: all states).
+        flip_probability: method name -> ``flip_probability`` of :func:`gradient_relative_variance` (default 0).
 
     Returns:
         method name -> the dict of :func:`gradient_relative_variance`.
@@ -232,6 +287,7 @@ def paired_gradient_variance(
             generator=torch.Generator().manual_seed(seed),
             n_bootstrap=n_bootstrap,
             n_states=(n_states or {}).get(name),
+            flip_probability=(flip_probability or {}).get(name, 0.0),
         )
         for name, tr in items
     }

@@ -34,8 +34,11 @@ Z_RESOLVE = 2.0
 # log p(target)): log p = 0 is the reward's maximum, where the compared quantity cannot differ.
 SATURATION_CEILING = -0.5
 # Variance estimators measured at every checkpoint (same checkpoint weights, same generator seed). The positive
-# control averages GradSPO's gradient over half of the same states: its relative variance must come out higher.
-ESTIMATORS = ("gradspo", "spo", "gradspo_no_antithetic", "control_half_states")
+# control is planted: GradSPO's own draws with each draw's gradient negated with probability FLIP_Q (a preference
+# model that swaps 10 % of the pairs), relative variance (r + 1 - (1 - 2q)^2) / (1 - 2q)^2 = 1.5625 r + 0.5625.
+# (The 0.2.0 design's first control, GradSPO on half of the states, did not act: see the README.)
+ESTIMATORS = ("gradspo", "spo")
+FLIP_Q = 0.1
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,8 @@ class ExperimentConfig:
         for name in ("seeds", "iters", "batch", "eval_samples", "lora_r", "calibration_states"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.var_states < 2:
-            raise ValueError(f"var_states must be >= 2 (the control uses half of them), got {self.var_states}")
+        if self.var_states < 1:
+            raise ValueError(f"var_states must be >= 1, got {self.var_states}")
         if self.var_resamples < 2:
             raise ValueError(f"var_resamples must be >= 2, got {self.var_resamples}")
         if self.threshold is not None and not 0.0 <= self.threshold < 1.0:
@@ -189,15 +192,22 @@ def _checkpoint_variance(
     trainers = {
         "gradspo": _trainer("gradspo", cfg, seed, threshold=thr),
         "spo": _trainer("spo", cfg, seed, threshold=thr),
-        "gradspo_no_antithetic": _trainer("gradspo", cfg, seed, threshold=thr, antithetic=False),
-        "control_half_states": _trainer("gradspo", cfg, seed, threshold=thr),
     }
     for tr in trainers.values():
         _load_checkpoint(tr, ckpt)
-    return paired_gradient_variance(
+    est = paired_gradient_variance(
         trainers, _prompts(cfg.var_states), n_resamples=cfg.var_resamples, seed=20_000 + seed,
-        n_bootstrap=cfg.var_bootstrap, n_states={"control_half_states": cfg.var_states // 2},
+        n_bootstrap=cfg.var_bootstrap, flip_probability={"gradspo": FLIP_Q},
     )  # fmt: skip
+    g = est["gradspo"]
+    est["control_flipped"] = {
+        "timestep": g["timestep"],
+        "relative_variance": g.pop("relative_variance_flipped"),
+        "relative_variance_se": g.pop("relative_variance_flipped_se"),
+        "iteration_relative_variance": g.pop("iteration_relative_variance_flipped"),
+        "iteration_relative_variance_se": g.pop("iteration_relative_variance_flipped_se"),
+    }
+    return est
 
 
 def run_digits_experiment(cfg: ExperimentConfig, *, seed: int = 0) -> dict[str, Any]:
@@ -285,7 +295,7 @@ def _figure(out: dict[str, Any], cfg: ExperimentConfig, out_dir: Path) -> str:
         ax[0].plot(np.nanmean(c, axis=0), label=m)
     ax[0].set(xlabel="iteration", ylabel="mean final-sample reward (rollouts)", title="training")
     ax[0].legend()
-    styles = {"gradspo": "-", "spo": "--", "control_half_states": ":"}
+    styles = {"gradspo": "-", "spo": "--", "control_flipped": ":"}
     for n, (ck, est) in enumerate(out["variance"].items()):
         for m, ls in styles.items():
             v = est[m]
@@ -326,6 +336,8 @@ def _resolved_lower(a: float, se_a: float, b: float, se_b: float) -> bool:
 
 
 def _claims(out: dict[str, Any], cfg: ExperimentConfig) -> list[Claim]:
+    from nips25_gradspo.diagnostics import flipped_relative_variance
+
     res = out["results"]
     means = {m: _mean(res[m]["reward"]) for m in (*METHODS, "ref")}
     scale = (
@@ -369,15 +381,17 @@ def _claims(out: dict[str, Any], cfg: ExperimentConfig) -> list[Claim]:
     var = out["variance"]
     units, per_ck, control_ok = [], {}, []
     for ck, est in var.items():
-        g, sp, c = est["gradspo"], est["spo"], est["control_half_states"]
+        g, sp, c = est["gradspo"], est["spo"], est["control_flipped"]
+        arms = (*ESTIMATORS, "control_flipped")
         per_ck[ck] = {
             "timesteps": g["timestep"],
-            **{f"relvar_{m}": est[m]["relative_variance"] for m in ESTIMATORS},
-            **{f"relvar_{m}_se": est[m]["relative_variance_se"] for m in ESTIMATORS},
+            **{f"relvar_{m}": est[m]["relative_variance"] for m in arms},
+            **{f"relvar_{m}_se": est[m]["relative_variance_se"] for m in arms},
             **{f"valid_fraction_{m}": est[m]["valid_fraction"] for m in ("gradspo", "spo")},
             **{f"clip_fraction_{m}": est[m]["clip_fraction"] for m in ("gradspo", "spo")},
-            **{f"iteration_relvar_{m}": est[m]["iteration_relative_variance"][0] for m in ESTIMATORS},
-            **{f"iteration_relvar_{m}_se": est[m]["iteration_relative_variance_se"][0] for m in ESTIMATORS},
+            **{f"iteration_relvar_{m}": est[m]["iteration_relative_variance"][0] for m in arms},
+            **{f"iteration_relvar_{m}_se": est[m]["iteration_relative_variance_se"][0] for m in arms},
+            "iteration_relvar_control_expected": flipped_relative_variance(g["iteration_relative_variance"][0], FLIP_Q),
         }
         control_ok.append(
             _resolved_lower(
@@ -417,7 +431,8 @@ def _claims(out: dict[str, Any], cfg: ExperimentConfig) -> list[Claim]:
                 "units_valid_fraction_in_open_interval": sum(u["valid_in_open_interval"] for u in units),
                 "positive_control_detected": control_ok,
             },
-            criterion=f"the positive control (GradSPO on half of the states) has a higher whole-iteration relvar "
+            criterion=f"the planted positive control (GradSPO's draws, each negated with probability {FLIP_Q}) has a "
+            "higher whole-iteration relvar "
             f"than GradSPO by > {Z_RESOLVE} SE at every checkpoint, and relvar(gradspo) < relvar(spo) by > "
             f"{Z_RESOLVE} SE of the difference on more than half of the (checkpoint, step) units where both are "
             "defined",

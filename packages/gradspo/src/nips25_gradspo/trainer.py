@@ -187,8 +187,8 @@ class StepwiseTrainer:
 
     Raises:
         TypeError: if ``scheduler`` is not a ``DDIMScheduler`` or ``reward`` is not callable.
-        ValueError: if the UNet has no LoRA or ``latent_shape`` is not three positive ints; in :meth:`step`, if the
-            global batch is smaller than the number of processes.
+        ValueError: if the UNet has no LoRA, ``latent_shape`` is not three positive ints or ``accelerator`` is set
+            up for FSDP/DeepSpeed; in :meth:`step`, if the global batch is smaller than the number of processes.
 
     Example:
         >>> from nips25_gradspo import ClassDenoiser, DigitReward, NoisyDigitClassifier, add_unet_lora
@@ -231,6 +231,13 @@ class StepwiseTrainer:
         self.scheduler = scheduler
         self.scheduler.set_timesteps(config.num_inference_steps)
         self.accelerator = accelerator if accelerator is not None else Accelerator()
+        kind = str(getattr(self.accelerator, "distributed_type", ""))
+        if "FSDP" in kind or "DEEPSPEED" in kind:
+            raise ValueError(
+                f"accelerator: {kind} is not supported (sampling, the EMA swap and the reference pass run on the "
+                "unwrapped UNet, which FSDP/ZeRO shard); use data parallelism (multi-GPU / multi-CPU), see the "
+                "README's 'Scaling out'"
+            )
         params = lora_parameters(denoiser.unet)
         opt = torch.optim.AdamW(params.values(), lr=config.lr, betas=(0.9, 0.999), weight_decay=config.weight_decay)
         self.model, self.optimizer = self.accelerator.prepare(denoiser.unet, opt)
