@@ -13,6 +13,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 torch.set_num_threads(1)
 
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "distributed: runs several processes under accelerate launch (issue 42)")
+
+
 SD15 = dict(
     beta_schedule="scaled_linear",
     beta_start=0.00085,
@@ -117,8 +122,9 @@ def digits_trainer_factory():
         unet = digits_unet()
         add_unet_lora(unet, r=2, alpha=2.0, target_modules=("to_q", "to_v", "conv1"))
         clf = NoisyDigitClassifier(width=8)
+        kw = {"threshold": 0.0, **kw}
         cfg = TrainerConfig(method=method, num_inference_steps=3, num_candidates=2, divert_start_step=1,
-                            threshold=0.0, lr=1e-2, **kw)  # fmt: skip
+                            lr=1e-2, **kw)  # fmt: skip
         return StepwiseTrainer(ClassDenoiser(unet), digits_scheduler(), DigitReward(clf), config=cfg,
                                latent_shape=(1, 8, 8))  # fmt: skip
 

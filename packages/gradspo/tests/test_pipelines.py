@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from nips25_gradspo import (
@@ -14,6 +16,7 @@ from nips25_gradspo import (
     load_sd_pipeline,
     save_lora,
 )
+from safetensors import safe_open
 
 from .conftest import tiny_sd15, tiny_sdxl
 
@@ -26,12 +29,15 @@ def _latent_reward(x: torch.Tensor, t: torch.Tensor, cond) -> torch.Tensor:
 @pytest.mark.parametrize("variant", ["sd15", "sdxl"])
 def test_pipeline_load_train_save_and_vanilla_load(tmp_path, variant):
     """Save a tiny pipeline, reload it via load_sd_pipeline, one GradSPO step (3 steps, K=2), save the LoRA and
-    load it into a fresh pipeline with vanilla diffusers: same UNet output to 1e-6, base weights unchanged."""
+    load it into a fresh pipeline with vanilla diffusers: same UNet output to 1e-6, base weights unchanged.
+
+    Review finding (issue 30): alpha != r must survive the round trip. Without the adapter metadata diffusers
+    reloads alpha = r and the outputs differ by ~0.1, so the LoRA here has r = 4, alpha = 8."""
     build = tiny_sd15 if variant == "sd15" else tiny_sdxl
     build(tmp_path).save_pretrained(tmp_path / "pipe")
     pipe = load_sd_pipeline(tmp_path / "pipe", variant=variant)
     base = {k: v.clone() for k, v in pipe.unet.state_dict().items()}
-    add_unet_lora(pipe.unet, r=2, alpha=2.0)
+    add_unet_lora(pipe.unet, r=4, alpha=8.0)
     cond = encode_prompts(pipe, ["a cat", "a dog"])
     cfg = TrainerConfig(num_inference_steps=3, num_candidates=2, divert_start_step=1, threshold=0.0, lr=1e-2)
     tr = StepwiseTrainer(
@@ -41,7 +47,12 @@ def test_pipeline_load_train_save_and_vanilla_load(tmp_path, variant):
     stats = tr.step(cond, generator=torch.Generator().manual_seed(0))
     assert stats["n_pairs"] > 0
     save_lora(pipe, tmp_path / "lora")
-    assert (tmp_path / "lora" / "pytorch_lora_weights.safetensors").is_file()
+    weights = tmp_path / "lora" / "pytorch_lora_weights.safetensors"
+    with safe_open(str(weights), framework="pt") as f:
+        header = json.loads(f.metadata()["lora_adapter_metadata"])
+    assert header["unet.lora_alpha"] == 8.0 and header["unet.r"] == 4
+
+    assert not (save_lora(pipe, tmp_path / "other", is_main_process=False)).exists()  # non-main ranks write nothing
 
     fresh = load_sd_pipeline(tmp_path / "pipe", variant=variant)
     fresh.load_lora_weights(str(tmp_path / "lora"))

@@ -78,3 +78,17 @@ def test_readme_quickstart_runs():
     block = re.search(r"```python\n(.*?)```", text, re.S)
     assert block is not None
     exec(compile(block.group(1), "README-quickstart", "exec"), {})
+
+
+def test_threshold_calibration_rule():
+    """thr = tanh(m / 2) with m the smallest per-step median gap (last step excluded): at that step at most half
+    of the calibration pairs clear the margin, and the threshold is in [0, 1)."""
+    from nips25_gradspo.candidates import validity_margin
+    from nips25_gradspo.reproduce import PROFILES, calibrate_threshold
+
+    cal = calibrate_threshold(PROFILES["tiny"], seed=0)
+    assert 0 <= cal["threshold"] < 1
+    assert validity_margin(cal["threshold"]) == pytest.approx(cal["margin"], abs=1e-9)
+    hardest = min(range(len(cal["median_gap"]) - 1), key=lambda i: cal["median_gap"][i])
+    assert cal["margin"] == cal["median_gap"][hardest]
+    assert cal["valid_fraction"][hardest] <= 0.5

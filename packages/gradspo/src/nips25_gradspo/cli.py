@@ -42,15 +42,19 @@ def _train(args: argparse.Namespace) -> int:
         cond = {"class_labels": torch.randint(0, 10, (cfg.batch,), generator=prompts)}
         history.append(tr.step(cond, generator=gen))
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    state = get_peft_model_state_dict(tr.denoiser.unet)
-    save_file({k: v.detach().contiguous() for k, v in state.items()}, str(out / "lora.safetensors"))
-    (out / "history.json").write_text(json.dumps(history, indent=1))
-    last = history[-1]
-    print(
-        f"{args.method}: {cfg.iters} iterations in {time.perf_counter() - start:.1f} s, last rollout reward "
-        f"{last['final_reward']:.3f}; wrote {out / 'lora.safetensors'} and {out / 'history.json'}"
-    )
+    tr.accelerator.wait_for_everyone()
+    if tr.accelerator.is_main_process:  # every process holds the same weights and global stats; one writes
+        out.mkdir(parents=True, exist_ok=True)
+        state = get_peft_model_state_dict(tr.unet)
+        save_file({k: v.detach().cpu().contiguous() for k, v in state.items()}, str(out / "lora.safetensors"))
+        (out / "history.json").write_text(json.dumps(history, indent=1))
+        last = history[-1]
+        print(
+            f"{args.method}: {cfg.iters} iterations on {tr.accelerator.num_processes} process(es) in "
+            f"{time.perf_counter() - start:.1f} s, last rollout reward {last['final_reward']:.3f}; wrote "
+            f"{out / 'lora.safetensors'} and {out / 'history.json'}"
+        )
+    tr.accelerator.wait_for_everyone()
     return 0
 
 
@@ -107,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tr = sub.add_parser("train", help="align the shipped digits UNet with one method; save its LoRA")
     tr.add_argument("--method", choices=["gradspo", "spo", "dpo"], default="gradspo")
     tr.add_argument("--iters", type=int, default=20, help="training iterations (>= 1)")
-    tr.add_argument("--batch", type=int, default=8, help="prompts per iteration (>= 1)")
+    tr.add_argument("--batch", type=int, default=8, help="prompts per iteration, the global batch (>= 1)")
     tr.add_argument("--candidates", type=int, default=4, help="candidates per step K (>= 2)")
     tr.add_argument("--lr", type=float, default=2e-3, help="AdamW learning rate (> 0)")
     tr.add_argument("--seed", type=seed_int, default=0)

@@ -59,11 +59,19 @@ class ClassDenoiser:
         guidance_scale: CFG weight ``w >= 1``.
         null_class: the label of the empty prompt.
 
+    Raises:
+        ValueError: (on call) if ``cond['class_labels']`` is missing, not ``(B,)`` integers, or outside
+            ``0 .. num_class_embeds - 1``.
+
     Example:
         >>> from nips25_gradspo.digits import digits_unet
         >>> d = ClassDenoiser(digits_unet(), guidance_scale=2.0)
         >>> d(torch.zeros(2, 1, 8, 8), torch.tensor([10, 10]), {"class_labels": torch.tensor([1, 2])}).shape
         torch.Size([2, 1, 8, 8])
+        >>> d(torch.zeros(1, 1, 8, 8), torch.tensor([10]), {"class_labels": torch.tensor([11])})
+        Traceback (most recent call last):
+        ...
+        ValueError: cond['class_labels'] must lie in 0..10 (num_class_embeds=11), got [11]
     """
 
     def __init__(self, unet: torch.nn.Module, *, guidance_scale: float = 1.0, null_class: int = 10) -> None:
@@ -75,6 +83,16 @@ class ClassDenoiser:
         if "class_labels" not in cond:
             raise ValueError(f"cond must hold 'class_labels', got keys {sorted(cond)}")
         c = cond["class_labels"]
+        n_classes = getattr(getattr(self.unet, "config", None), "num_class_embeds", None)
+        if c.dtype not in (torch.int32, torch.int64) or c.shape != (x.shape[0],):
+            raise ValueError(
+                f"cond['class_labels'] must be ({x.shape[0]},) integer labels, got {tuple(c.shape)} {c.dtype}"
+            )
+        if n_classes is not None and c.numel() and bool(((c < 0) | (c >= n_classes)).any()):
+            raise ValueError(
+                f"cond['class_labels'] must lie in 0..{n_classes - 1} (num_class_embeds={n_classes}), got "
+                f"{sorted(set(c[(c < 0) | (c >= n_classes)].tolist()))[:5]}"
+            )
         if self.guidance_scale == 1.0:
             return self.unet(x, t, class_labels=c).sample
         null = torch.full_like(c, self.null_class)

@@ -15,7 +15,7 @@ from nips25_gradspo.candidates import antithetic_noise, ddim_candidates, ddim_me
 from nips25_gradspo.denoisers import Cond, index_cond, repeat_cond
 from nips25_gradspo.trainer import PairBatch, StepwiseTrainer
 
-__all__ = ["gradient_relative_variance", "mmd2", "paired_gradient_variance"]
+__all__ = ["flipped_relative_variance", "gradient_relative_variance", "mmd2", "paired_gradient_variance"]
 
 
 def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
@@ -24,11 +24,57 @@ def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
     ])  # fmt: skip
 
 
+def _relvar_gram(k: torch.Tensor, w: torch.Tensor) -> float:
+    """:func:`_relvar` of the rows of ``g`` taken with counts ``w`` (``(R,)``), from the Gram matrix ``k = g g^T``."""
+    n = float(w.sum())
+    norm2 = float(w @ k @ w) / n**2
+    if not norm2 > 0:
+        return math.nan
+    return (float(w @ k.diagonal()) - n * norm2) / (n - 1) / norm2
+
+
+def _relvar_se(g: torch.Tensor, n_bootstrap: int) -> float:
+    """Bootstrap standard error of :func:`_relvar` over the rows (resamples) of ``g`` (``nan`` if undefined).
+
+    Each replicate re-draws the rows with replacement; computed from the ``(R, R)`` Gram matrix."""
+    if n_bootstrap < 2:
+        return math.nan
+    gen = torch.Generator().manual_seed(0)
+    g = g.double()
+    k = g @ g.T
+    n = g.shape[0]
+    vals = [
+        _relvar_gram(k, torch.bincount(torch.randint(0, n, (n,), generator=gen), minlength=n).double())
+        for _ in range(n_bootstrap)
+    ]
+    finite = torch.tensor([v for v in vals if math.isfinite(v)], dtype=torch.float64)
+    return float(finite.std()) if finite.numel() >= 2 and finite.numel() == len(vals) else math.nan
+
+
 def _relvar(g: torch.Tensor) -> float:
-    """``tr Cov / ||mean||^2`` of the rows of ``g`` (``inf`` when the mean gradient is exactly zero)."""
+    """``tr Cov / ||mean||^2`` of the rows of ``g``; ``nan`` (undefined) when the mean gradient is exactly zero,
+    e.g. when no draw had a valid pair (0/0): never ``inf``, which would read as a measured variance."""
     g = g.double()
     norm2 = float(g.mean(0).pow(2).sum())
-    return float(g.var(0, unbiased=True).sum()) / norm2 if norm2 > 0 else math.inf
+    return float(g.var(0, unbiased=True).sum()) / norm2 if norm2 > 0 else math.nan
+
+
+def flipped_relative_variance(relative_variance: float, flip_probability: float) -> float:
+    r"""The relative variance of an estimator whose every draw is negated with probability ``q`` (a preference model
+    that swaps winner and loser at random): a planted effect with a known answer.
+
+    With :math:`G' = sG`, :math:`s = \pm 1`, :math:`P(s=-1) = q`, independent of :math:`G`:
+    :math:`\mathbb E G' = (1-2q)\mu`, :math:`\mathrm{tr\,Cov}\,G' = \mathrm{tr\,Cov}\,G + (1-(1-2q)^2)\|\mu\|^2`, so
+    :math:`r' = (r + 1 - (1-2q)^2) / (1-2q)^2`.
+
+    Example:
+        >>> round(flipped_relative_variance(3.0, 0.1), 4)
+        5.25
+    """
+    if not 0 <= flip_probability < 0.5:
+        raise ValueError(f"flip_probability must be in [0, 0.5), got {flip_probability!r}")
+    a = (1 - 2 * flip_probability) ** 2
+    return (relative_variance + 1 - a) / a
 
 
 @torch.no_grad()
@@ -62,7 +108,14 @@ def _dpo_pairs_from(trainer: StepwiseTrainer, rows: PairBatch, i: int, t: int, g
 
 
 def gradient_relative_variance(
-    trainer: StepwiseTrainer, cond: Cond, *, n_resamples: int = 32, generator: torch.Generator
+    trainer: StepwiseTrainer,
+    cond: Cond,
+    *,
+    n_resamples: int = 32,
+    generator: torch.Generator,
+    n_states: int | None = None,
+    n_bootstrap: int = 0,
+    flip_probability: float = 0.0,
 ) -> dict[str, list[float]]:
     r"""Per DDIM step (from ``divert_start_step``): relative variance of the LoRA gradient over candidate draws,
     the relative variance of the whole iteration's gradient, and the mean cosine between the winner noise and the
@@ -78,33 +131,59 @@ def gradient_relative_variance(
     current) and equal ``generator`` seeds see the same states and the same candidate noise (common random
     numbers; see :func:`paired_gradient_variance`).
 
+    The relative variance is undefined (``nan``) at a step where no draw had a valid pair (a zero mean gradient);
+    ``valid_fraction`` beside it says how often pairs were valid.
+
     Args:
         trainer: a :class:`~nips25_gradspo.trainer.StepwiseTrainer` (``"gradspo"``, ``"spo"`` or ``"dpo"``).
         cond: conditioning of the fixed states (batch ``B >= 1``).
         n_resamples: candidate draws per step (>= 2).
         generator: torch generator.
+        n_states: average the gradient over only the first ``n_states`` of the ``B`` states (same states and
+            candidate noise as the full measurement; ``None``: all). With exchangeable states this raises the
+            relative variance about ``B / n_states``-fold: a positive control for the measurement.
+        n_bootstrap: bootstrap replicates (over resamples) for the standard errors (0: ``nan``).
+        flip_probability: also report the relative variance of the same draws with each draw's gradient negated
+            with this probability (one sign per draw for all steps; independent generator, seed 1): the planted
+            positive control (``"relative_variance_flipped"``, ``"..._flipped_se"``,
+            ``"iteration_relative_variance_flipped"``, ``"..._flipped_se"``), equal in expectation to
+            :func:`flipped_relative_variance` of the unflipped value.
 
     Returns:
-        ``{"timestep", "relative_variance", "valid_fraction", "alignment"}`` (one entry per recorded step;
-        ``alignment`` is ``nan`` for DPO) and ``"iteration_relative_variance"`` (one value: the gradient of the
+        ``{"timestep", "relative_variance", "relative_variance_se", "valid_fraction", "clip_fraction",
+        "alignment"}`` (one entry per recorded step; ``alignment`` is ``nan`` for DPO; ``clip_fraction`` is the
+        share of valid pairs whose ratio was clipped, ``nan`` without valid pairs) and
+        ``"iteration_relative_variance"``, ``"iteration_relative_variance_se"`` (one value each: the gradient of the
         mean loss over all recorded steps, per resample).
 
     Raises:
-        ValueError: if ``n_resamples < 2``.
+        ValueError: if ``n_resamples < 2`` or ``n_states`` is not in ``1..B``.
     """
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 2:
         raise ValueError(f"n_resamples must be an int >= 2, got {n_resamples!r}")
+    b_all = next(iter(cond.values())).shape[0] if cond else 0
+    if n_states is not None and not (isinstance(n_states, int) and 1 <= n_states <= b_all):
+        raise ValueError(f"n_states must be None or an int in 1..{b_all}, got {n_states!r}")
     cfg = trainer.config
     _, base = trainer.sample(cond, generator=generator)
     assert base is not None
-    out: dict[str, list[float]] = {"timestep": [], "relative_variance": [], "valid_fraction": [], "alignment": []}
+    keys = ("timestep", "relative_variance", "relative_variance_se", "valid_fraction", "clip_fraction", "alignment")
+    out: dict[str, list[float]] = {k: [] for k in keys}
+    keep = torch.arange(b_all if n_states is None else n_states)
+    if not 0 <= flip_probability < 0.5:
+        raise ValueError(f"flip_probability must be in [0, 0.5), got {flip_probability!r}")
+    # one sign per draw, shared by every step, so the whole-iteration gradient is flipped as a whole
+    u = torch.rand(n_resamples, 1, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    signs = torch.where(u < flip_probability, -1.0, 1.0).double()
+    if flip_probability > 0:
+        out.update({"relative_variance_flipped": [], "relative_variance_flipped_se": []})
     last = cfg.num_inference_steps - 1
     per_step: list[torch.Tensor] = []
     for i in sorted(set(base.step.tolist())):
         rows = base.select((base.step == i).nonzero().flatten())
         t = int(rows.t[0])
         t_prev = trainer._prev_t(t)
-        grads, valid_share, cosines = [], [], []
+        grads, valid_share, cosines, clipped = [], [], [], []
         for _ in range(n_resamples):
             if cfg.method == "dpo":
                 pairs = _dpo_pairs_from(trainer, rows, i, t, generator)
@@ -125,25 +204,45 @@ def gradient_relative_variance(
                     xs[il, ar], valid, rows.step,
                 )  # fmt: skip
                 cosines.append(_alignment(trainer, rows, t, t_prev, antithetic_noise(noise, iw, il), i == last))
+            pairs = pairs.select(keep)
+            valid = pairs.valid
             trainer.optimizer.zero_grad()
             if bool(valid.any()):
-                loss, _ = trainer.loss(pairs)
+                loss, st = trainer.loss(pairs)
                 (loss * valid.float().mean()).backward()
+                clipped.append(st["clip_fraction"])
             grads.append(_flat_grad(trainer))
             valid_share.append(float(valid.float().mean()))
         trainer.optimizer.zero_grad()
         g = torch.stack(grads).double()
+        if flip_probability > 0:
+            out["relative_variance_flipped"].append(_relvar(g * signs))
+            out["relative_variance_flipped_se"].append(_relvar_se(g * signs, n_bootstrap))
         per_step.append(g)
         out["timestep"].append(float(t))
         out["relative_variance"].append(_relvar(g))
+        out["relative_variance_se"].append(_relvar_se(g, n_bootstrap))
         out["valid_fraction"].append(sum(valid_share) / len(valid_share))
+        out["clip_fraction"].append(sum(clipped) / len(clipped) if clipped else math.nan)
         out["alignment"].append(sum(cosines) / len(cosines) if cosines else math.nan)
-    out["iteration_relative_variance"] = [_relvar(torch.stack(per_step).mean(0))]
+    iteration = torch.stack(per_step).mean(0)
+    out["iteration_relative_variance"] = [_relvar(iteration)]
+    out["iteration_relative_variance_se"] = [_relvar_se(iteration, n_bootstrap)]
+    if flip_probability > 0:
+        out["iteration_relative_variance_flipped"] = [_relvar(iteration * signs)]
+        out["iteration_relative_variance_flipped_se"] = [_relvar_se(iteration * signs, n_bootstrap)]
     return out
 
 
 def paired_gradient_variance(
-    trainers: dict[str, StepwiseTrainer], cond: Cond, *, n_resamples: int = 32, seed: int = 0
+    trainers: dict[str, StepwiseTrainer],
+    cond: Cond,
+    *,
+    n_resamples: int = 32,
+    seed: int = 0,
+    n_bootstrap: int = 0,
+    n_states: dict[str, int] | None = None,
+    flip_probability: dict[str, float] | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """:func:`gradient_relative_variance` of several methods on the same samples, noise and parameters.
 
@@ -157,6 +256,9 @@ def paired_gradient_variance(
         cond: conditioning of the fixed states.
         n_resamples: draws per step (>= 2).
         seed: the shared generator seed.
+        n_bootstrap: bootstrap replicates for the standard errors (0: none).
+        n_states: method name -> ``n_states`` of :func:`gradient_relative_variance` (default: all states).
+        flip_probability: method name -> ``flip_probability`` of :func:`gradient_relative_variance` (default 0).
 
     Returns:
         method name -> the dict of :func:`gradient_relative_variance`.
@@ -179,7 +281,13 @@ def paired_gradient_variance(
             raise ValueError(f"trainers: {name!r} and {ref_name!r} hold different EMA weights (different samplers)")
     return {
         name: gradient_relative_variance(
-            tr, cond, n_resamples=n_resamples, generator=torch.Generator().manual_seed(seed)
+            tr,
+            cond,
+            n_resamples=n_resamples,
+            generator=torch.Generator().manual_seed(seed),
+            n_bootstrap=n_bootstrap,
+            n_states=(n_states or {}).get(name),
+            flip_probability=(flip_probability or {}).get(name, 0.0),
         )
         for name, tr in items
     }

@@ -98,26 +98,44 @@ def adapters_disabled(unet: torch.nn.Module) -> Iterator[None]:
             m.enable_adapters(True)
 
 
-def save_lora(pipe: Any, out_dir: str | Path) -> Path:
+def save_lora(pipe: Any, out_dir: str | Path, *, is_main_process: bool = True) -> Path:
     """Save the UNet LoRA of a diffusers pipeline so that vanilla ``pipe.load_lora_weights(out_dir)`` loads it.
 
+    The peft adapter config (rank, ``lora_alpha``, target modules, ...) is written into the safetensors header as
+    ``unet_lora_adapter_metadata``, so a LoRA with ``alpha != r`` reloads with its own scale ``alpha / r`` (without
+    it diffusers infers ``alpha = r`` from the weight shapes).
+
     Args:
-        pipe: a ``StableDiffusionPipeline`` or ``StableDiffusionXLPipeline`` whose UNet has a LoRA.
+        pipe: a ``StableDiffusionPipeline`` or ``StableDiffusionXLPipeline`` whose UNet has a LoRA (the UNet may be
+            wrapped by ``accelerate``/DDP; it is unwrapped).
         out_dir: directory to write ``pytorch_lora_weights.safetensors`` into.
+        is_main_process: write only when ``True`` (pass ``accelerator.is_main_process`` under data parallelism, after
+            ``accelerator.wait_for_everyone()``).
 
     Returns:
         ``out_dir`` as a ``Path``.
 
     Raises:
         TypeError: if ``pipe`` has no ``save_lora_weights``.
+        ValueError: if the UNet has no LoRA adapter.
     """
     from diffusers.utils import convert_state_dict_to_diffusers
     from peft.utils import get_peft_model_state_dict
 
     if not hasattr(type(pipe), "save_lora_weights") or not hasattr(pipe, "unet"):
         raise TypeError(f"pipe must be a diffusers SD/SDXL pipeline, got {type(pipe).__name__}")
-    lora_parameters(pipe.unet)
-    layers = convert_state_dict_to_diffusers(get_peft_model_state_dict(pipe.unet))
+    unet = getattr(pipe.unet, "module", pipe.unet)
+    lora_parameters(unet)
     out = Path(out_dir)
-    type(pipe).save_lora_weights(str(out), unet_lora_layers=layers, safe_serialization=True)
+    if not is_main_process:
+        return out
+    peft_config = getattr(unet, "peft_config", None)
+    if not peft_config:
+        raise ValueError("pipe.unet has no peft adapter config; add the LoRA with add_unet_lora")
+    adapter = next(iter(peft_config))
+    layers = convert_state_dict_to_diffusers(get_peft_model_state_dict(unet, adapter_name=adapter))
+    type(pipe).save_lora_weights(
+        str(out), unet_lora_layers=layers, safe_serialization=True,
+        unet_lora_adapter_metadata=peft_config[adapter].to_dict(),
+    )  # fmt: skip
     return out

@@ -121,7 +121,13 @@ def read_prompts(path: str | Path) -> list[str]:
 
 
 def run_paper(
-    paths: dict[str, Path], *, config: PaperConfig, seed: int, out_dir: Path, dtype: torch.dtype = torch.float32
+    paths: dict[str, Path],
+    *,
+    config: PaperConfig,
+    seed: int,
+    out_dir: Path,
+    dtype: torch.dtype = torch.float32,
+    accelerator: Any = None,
 ) -> dict[str, Any]:
     """Train a GradSPO LoRA on SD1.5 against the step-aware preference model and save it (diffusers format).
 
@@ -131,18 +137,24 @@ def run_paper(
         seed: seeds the prompt order and every rollout.
         out_dir: the LoRA goes to ``out_dir / "lora"``.
         dtype: weight dtype of the pipeline (``torch.float16`` on GPU).
+        accelerator: an ``accelerate.Accelerator`` (default ``Accelerator()``: the device and process group of
+            ``accelerate launch``); the prompt batch is global and sharded over processes; only the main process
+            writes the LoRA.
 
     Returns:
         ``{"rewards": [...], "n_pairs": [...], "lora": path}``: mean step-aware reward of each iteration's final
         samples (scored at t = 0) and the number of valid pairs.
     """
+    from accelerate import Accelerator
+
     from nips25_gradspo.denoisers import TextDenoiser
     from nips25_gradspo.lora import add_unet_lora, save_lora
     from nips25_gradspo.pipelines import encode_prompts, latent_shape, load_sd_pipeline
     from nips25_gradspo.preference_model import PreferenceModelReward, load_step_aware_preference_model
     from nips25_gradspo.trainer import StepwiseTrainer, TrainerConfig
 
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    accelerator = Accelerator() if accelerator is None else accelerator
+    device = accelerator.device
     prompts = read_prompts(paths["prompts"])
     pipe = load_sd_pipeline(paths["sd15"], variant="sd15", dtype=dtype).to(device)
     add_unet_lora(pipe.unet, r=config.lora_r, alpha=float(config.lora_r))
@@ -165,6 +177,7 @@ def run_paper(
     trainer = StepwiseTrainer(
         TextDenoiser(pipe.unet, guidance_scale=config.guidance_scale), pipe.scheduler, reward, config=tcfg,
         latent_shape=tuple(latent_shape(pipe, 1)[1:]),  # type: ignore[arg-type]
+        accelerator=accelerator,
     )  # fmt: skip
     max_len = min(int(tok.model_max_length), int(spm.clip.config.text_config.max_position_embeddings))  # 77 for CLIP
     gen = torch.Generator().manual_seed(seed)
@@ -178,6 +191,8 @@ def run_paper(
         stats = trainer.step(cond, generator=gen)
         rewards.append(stats["final_reward"])
         n_pairs.append(stats["n_pairs"])
-    lora = save_lora(pipe, Path(out_dir) / "lora")
+    accelerator.wait_for_everyone()
+    lora = save_lora(pipe, Path(out_dir) / "lora", is_main_process=accelerator.is_main_process)
+    accelerator.wait_for_everyone()
     _LOG.info("saved the LoRA to %s", lora)
     return {"rewards": rewards, "n_pairs": n_pairs, "lora": str(lora)}

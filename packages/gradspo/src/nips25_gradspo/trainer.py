@@ -7,11 +7,19 @@ One iteration samples a batch of trajectories, builds preference pairs and takes
   uniformly random candidate. GradSPO samples with the EMA model, SPO with the current one.
 * Diffusion-DPO: ``K`` full trajectories per prompt; the best/worst final images are noised at random timesteps
   (as many per pair as a stepwise method has pairs per trajectory) with shared noise.
+
+Data parallelism (``accelerate launch``): the conditioning passed to :meth:`StepwiseTrainer.step` is the *global*
+batch; process ``r`` of ``W`` rolls out only its contiguous shard of rows. Every process draws the global batch's
+random numbers from the same generator and keeps its rows, so ``W`` processes compute exactly what one process
+computes at the same global batch (up to float summation order), with ``1/W`` of the work each. The loss is the
+mean over the *global* valid pairs: each process scales its share by ``W / n_global`` before DDP's gradient average;
+a process whose shard has no valid pair still runs one zero-weighted backward, so no rank skips the all-reduce.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -173,11 +181,14 @@ class StepwiseTrainer:
         reward: a :class:`~nips25_gradspo.reward.StepAwareReward`.
         config: :class:`TrainerConfig`.
         latent_shape: ``(C, H, W)`` of one sample.
-        accelerator: an ``accelerate.Accelerator`` (default: a CPU/GPU one made here).
+        accelerator: an ``accelerate.Accelerator`` (default: ``Accelerator()``, which picks the device and the
+            process group ``accelerate launch`` set up). The UNet and the optimiser are ``prepare``-d with it;
+            ``trainer.unet`` stays the unwrapped module (``accelerator.unwrap_model``).
 
     Raises:
         TypeError: if ``scheduler`` is not a ``DDIMScheduler`` or ``reward`` is not callable.
-        ValueError: if the UNet has no LoRA or ``latent_shape`` is not three positive ints.
+        ValueError: if the UNet has no LoRA, ``latent_shape`` is not three positive ints or ``accelerator`` is set
+            up for FSDP/DeepSpeed; in :meth:`step`, if the global batch is smaller than the number of processes.
 
     Example:
         >>> from nips25_gradspo import ClassDenoiser, DigitReward, NoisyDigitClassifier, add_unet_lora
@@ -188,7 +199,9 @@ class StepwiseTrainer:
         ...                      latent_shape=(1, 8, 8))
         >>> stats = tr.step({"class_labels": torch.tensor([3])}, generator=torch.Generator().manual_seed(0))
         >>> sorted(stats)[:3]
-        ['accuracy', 'clip_fraction', 'grad_norm']
+        ['accuracy', 'clip_fraction', 'final_reward']
+        >>> stats["valid_fraction"] <= 1.0 and tr.iteration in (0, 1)
+        True
     """
 
     def __init__(
@@ -218,10 +231,23 @@ class StepwiseTrainer:
         self.scheduler = scheduler
         self.scheduler.set_timesteps(config.num_inference_steps)
         self.accelerator = accelerator if accelerator is not None else Accelerator()
+        kind = str(getattr(self.accelerator, "distributed_type", ""))
+        if "FSDP" in kind or "DEEPSPEED" in kind:
+            raise ValueError(
+                f"accelerator: {kind} is not supported (sampling, the EMA swap and the reference pass run on the "
+                "unwrapped UNet, which FSDP/ZeRO shard); use data parallelism (multi-GPU / multi-CPU), see the "
+                "README's 'Scaling out'"
+            )
         params = lora_parameters(denoiser.unet)
         opt = torch.optim.AdamW(params.values(), lr=config.lr, betas=(0.9, 0.999), weight_decay=config.weight_decay)
-        denoiser.unet, self.optimizer = self.accelerator.prepare(denoiser.unet, opt)
-        self.params = lora_parameters(denoiser.unet)
+        self.model, self.optimizer = self.accelerator.prepare(denoiser.unet, opt)
+        # Sampling, reference and scoring passes run on the unwrapped UNet (no DDP hooks, no buffer syncs); only the
+        # loss's differentiable pass goes through the prepared (DDP) module, whose backward all-reduces the gradient.
+        self.unet: torch.nn.Module = self.accelerator.unwrap_model(self.model)
+        denoiser.unet = self.unet
+        self._train_denoiser = copy.copy(denoiser)
+        self._train_denoiser.unet = self.model
+        self.params = lora_parameters(self.unet)
         self.ema = EMA(self.params, decay=config.ema_decay)
         self.iteration = 0
 
@@ -252,9 +278,28 @@ class StepwiseTrainer:
             flat = (flat - (1 - a).sqrt() * eps) / a.sqrt()
         return self.reward(flat, tt, rc).reshape(k, b).float()
 
+    def local_rows(self, batch_size: int) -> torch.Tensor | None:
+        """Rows of a global batch this process handles: ``None`` (all) on one process, else its contiguous shard.
+
+        Raises:
+            ValueError: if ``batch_size`` is smaller than the number of processes.
+        """
+        world = self.accelerator.num_processes
+        if world == 1:
+            return None
+        if batch_size < world:
+            raise ValueError(f"cond: the global batch ({batch_size}) must be >= the number of processes ({world})")
+        return torch.tensor_split(torch.arange(batch_size), world)[self.accelerator.process_index]
+
     @torch.no_grad()
     def sample(
-        self, cond: Cond, *, generator: torch.Generator, record: bool = True, use_ema: bool | None = None
+        self,
+        cond: Cond,
+        *,
+        generator: torch.Generator,
+        record: bool = True,
+        use_ema: bool | None = None,
+        rows: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, PairBatch | None]:
         """Draw one trajectory per conditioning row with the sampler model, recording candidate pairs.
 
@@ -263,77 +308,115 @@ class StepwiseTrainer:
             generator: torch generator (all randomness of the rollout).
             record: build candidate pairs from ``divert_start_step`` on (``False``: plain DDIM eta = 1 sampling).
             use_ema: override the sampler choice of the config.
+            rows: ``(B_local,)`` long indices into the batch: roll out only these rows (the random numbers of the
+                whole batch are drawn and the rows kept, so a shard equals the same rows of the full run).
+                ``None``: all rows.
 
         Returns:
-            ``(x_0, pairs)``: ``(B, C, H, W)`` final samples and the pairs (``None`` when ``record`` is False).
+            ``(x_0, pairs)``: ``(B_local, C, H, W)`` final samples and the pairs (``None`` when ``record`` is False).
         """
         b = _batch_size(cond)
         dev = self._device()
-        x = torch.randn((b, *self.latent_shape), generator=generator).to(dev) * self.scheduler.init_noise_sigma
-        rows: list[PairBatch] = []
+        idx = torch.arange(b) if rows is None else rows
+        if rows is not None:
+            cond = index_cond(cond, rows.to(next(iter(cond.values())).device))
+        bl = idx.numel()
+        x = torch.randn((b, *self.latent_shape), generator=generator)[idx].to(dev) * self.scheduler.init_noise_sigma
+        rows_out: list[PairBatch] = []
         steps = self.scheduler.timesteps.tolist()
         cfg = self.config
         with self.sampler_model(use_ema):
             for i, t in enumerate(steps):
-                tt = torch.full((b,), t, dtype=torch.long, device=dev)
+                tt = torch.full((bl,), t, dtype=torch.long, device=dev)
                 eps = self.denoiser(x, tt, cond)
                 if not record or i < cfg.divert_start_step:
                     mean, sigma = ddim_mean(self.scheduler, eps, x, t)
-                    x = mean + sigma * torch.randn(x.shape, generator=generator).to(dev)
+                    x = mean + sigma * torch.randn((b, *self.latent_shape), generator=generator)[idx].to(dev)
                     continue
-                noise = torch.randn((cfg.num_candidates, *x.shape), generator=generator).to(dev)
+                shape = (cfg.num_candidates, b, *self.latent_shape)
+                noise = torch.randn(shape, generator=generator)[:, idx].to(dev)
                 xs, noise, _ = ddim_candidates(self.scheduler, eps, x, t, k=cfg.num_candidates, noise=noise)
                 last = i == len(steps) - 1
                 scores = self._score(xs, self._prev_t(t), cond, last)
                 iw, il, valid = select_pair(
                     scores, threshold=cfg.threshold, final_step=last and cfg.all_valid_at_last_step
                 )
-                ar = torch.arange(b, device=dev)
-                rows.append(PairBatch(
+                ar = torch.arange(bl, device=dev)
+                rows_out.append(PairBatch(
                     x, tt, dict(cond), eps, noise[iw, ar], noise[il, ar], xs[iw, ar], xs[il, ar], valid,
-                    torch.full((b,), i, dtype=torch.long, device=dev),
+                    torch.full((bl,), i, dtype=torch.long, device=dev),
                 ))  # fmt: skip
-                pick = torch.randint(0, cfg.num_candidates, (b,), generator=generator).to(dev)
+                pick = torch.randint(0, cfg.num_candidates, (b,), generator=generator)[idx].to(dev)
                 x = xs[pick, ar]
-        return x, (_cat(rows) if record else None)
+        return x, (_cat(rows_out) if record else None)
 
     @torch.no_grad()
-    def dpo_pairs(self, cond: Cond, *, generator: torch.Generator) -> tuple[PairBatch, float]:
+    def dpo_pairs(
+        self, cond: Cond, *, generator: torch.Generator, rows: torch.Tensor | None = None
+    ) -> tuple[PairBatch, torch.Tensor]:
         """Diffusion-DPO pairs: ``K`` final samples per prompt (current model), best/worst by the reward at t=0,
         each pair noised with shared noise at ``S - d`` uniformly drawn timesteps.
 
+        Args:
+            cond: conditioning of the (global) batch.
+            generator: torch generator.
+            rows: the batch rows to handle (see :meth:`sample`); ``None``: all.
+
         Returns:
-            ``(pairs, mean_final_reward)``.
+            ``(pairs, scores)``: the pairs and the ``(K, B_local)`` rewards of the final samples.
         """
         cfg = self.config
         b = _batch_size(cond)
         dev = self._device()
-        finals, _ = self.sample(repeat_cond(cond, cfg.num_candidates), generator=generator, record=False)
-        xs = finals.reshape(cfg.num_candidates, b, *self.latent_shape)
+        k = cfg.num_candidates
+        idx = torch.arange(b) if rows is None else rows
+        bl = idx.numel()
+        kb = None if rows is None else (torch.arange(k)[:, None] * b + rows[None]).flatten()
+        finals, _ = self.sample(repeat_cond(cond, k), generator=generator, record=False, rows=kb)
+        if rows is not None:
+            cond = index_cond(cond, rows.to(next(iter(cond.values())).device))
+        xs = finals.reshape(k, bl, *self.latent_shape)
         scores = self._score(xs, 0, cond, True)
         iw, il, _ = select_pair(scores, threshold=0.0, final_step=True)
-        ar = torch.arange(b, device=dev)
+        ar = torch.arange(bl, device=dev)
         n_t = cfg.num_inference_steps - cfg.divert_start_step
         x_w, x_l = xs[iw, ar].repeat(n_t, 1, 1, 1), xs[il, ar].repeat(n_t, 1, 1, 1)
-        t = torch.randint(0, self.scheduler.config["num_train_timesteps"], (n_t * b,), generator=generator).to(dev)
-        noise = torch.randn(x_w.shape, generator=generator).to(dev)
+        t_all = torch.randint(0, self.scheduler.config["num_train_timesteps"], (n_t * b,), generator=generator)
+        t = t_all.reshape(n_t, b)[:, idx].flatten().to(dev)
+        noise_all = torch.randn((n_t * b, *self.latent_shape), generator=generator)
+        noise = noise_all.reshape(n_t, b, *self.latent_shape)[:, idx].flatten(0, 1).to(dev)
         nw, nl = self.scheduler.add_noise(x_w, noise, t), self.scheduler.add_noise(x_l, noise, t)
         pairs = PairBatch(
             nw, t, repeat_cond(cond, n_t), torch.zeros_like(nw), noise, noise, nw, nl,
-            torch.ones(n_t * b, dtype=torch.bool, device=dev), torch.full((n_t * b,), -1, device=dev),
+            torch.ones(n_t * bl, dtype=torch.bool, device=dev), torch.full((n_t * bl,), -1, device=dev),
         )  # fmt: skip
-        return pairs, float(scores.mean())
+        return pairs, scores
 
     def pairs(self, cond: Cond, *, generator: torch.Generator) -> tuple[PairBatch, float]:
-        """The training pairs of one iteration for the configured method and the mean reward of its final samples
-        (scored at t = 0)."""
+        """The training pairs of this process for one iteration of the configured method, and the mean reward of
+        the *global* batch's final samples (scored at t = 0; DPO: over its ``K`` samples per prompt).
+
+        ``cond`` is the global batch; on ``W > 1`` processes this process handles :meth:`local_rows`.
+        """
+        rows = self.local_rows(_batch_size(cond))
         if self.config.method == "dpo":
-            return self.dpo_pairs(cond, generator=generator)
-        x0, pairs = self.sample(cond, generator=generator)
-        assert pairs is not None
-        with torch.no_grad():
-            final = float(self._score(x0[None], 0, cond, True).mean())
-        return pairs, final
+            pairs, scores = self.dpo_pairs(cond, generator=generator, rows=rows)
+        else:
+            x0, got = self.sample(cond, generator=generator, rows=rows)
+            assert got is not None
+            pairs = got
+            local = cond if rows is None else index_cond(cond, rows.to(next(iter(cond.values())).device))
+            with torch.no_grad():
+                scores = self._score(x0[None], 0, local, True)
+        total = self._sum(scores.sum().double(), float(scores.numel()))
+        return pairs, float(total[0] / total[1])
+
+    def _sum(self, *values: float | torch.Tensor) -> torch.Tensor:
+        """``values`` summed over processes, as a float64 tensor (on one process: the values themselves)."""
+        vec = torch.stack([torch.as_tensor(v, dtype=torch.float64).reshape(()) for v in values]).to(self._device())
+        if self.accelerator.num_processes == 1:
+            return vec.cpu()
+        return self.accelerator.reduce(vec, reduction="sum").cpu()
 
     # ----------------------------------------------------------------- loss
     def loss(self, pairs: PairBatch) -> tuple[torch.Tensor, dict[str, float]]:
@@ -342,20 +425,24 @@ class StepwiseTrainer:
         Raises:
             ValueError: if ``pairs`` holds no valid pair.
         """
-        cfg = self.config
         p = pairs.select(pairs.valid.nonzero().flatten())
         if p.t.numel() == 0:
             raise ValueError("pairs holds no valid pair")
+        return self._loss(p)
+
+    def _loss(self, p: PairBatch) -> tuple[torch.Tensor, dict[str, float]]:
+        """The method's loss on every row of ``p`` (validity not checked)."""
+        cfg = self.config
         if cfg.method == "dpo":
             both_x, both_t = torch.cat([p.x_w, p.x_l]), torch.cat([p.t, p.t])
             both_c = repeat_cond(p.cond, 2)
-            e = self.denoiser(both_x, both_t, both_c)
+            e = self._train_denoiser(both_x, both_t, both_c)
             with torch.no_grad(), adapters_disabled(self.denoiser.unet):
                 r = self.denoiser(both_x, both_t, both_c)
             ew, el = e.chunk(2)
             rw, rl = r.chunk(2)
             return diffusion_dpo_loss(ew, el, rw, rl, p.noise_w, beta=cfg.dpo_beta)
-        eps_theta = self.denoiser(p.x_t, p.t, p.cond)
+        eps_theta = self._train_denoiser(p.x_t, p.t, p.cond)
         with torch.no_grad(), adapters_disabled(self.denoiser.unet):
             eps_ref = self.denoiser(p.x_t, p.t, p.cond)
         co = ddim_coefficients(self.scheduler, p.t)
@@ -374,37 +461,61 @@ class StepwiseTrainer:
             co.sigma_t.to(dt), beta=cfg.beta, clip=cfg.clip,
         )  # fmt: skip
 
-    def backward(self, pairs: PairBatch) -> dict[str, float]:
-        """Accumulate the gradient of the mean loss over valid pairs, in micro-batches. Returns weighted stats."""
+    def backward(self, pairs: PairBatch, *, n_total: int | None = None) -> dict[str, float]:
+        """Accumulate the gradient of the mean loss over valid pairs, in micro-batches. Returns weighted stats.
+
+        Each micro-batch's mean loss is weighted by its share of ``n_total`` valid pairs (all processes together;
+        default: this process's count) and by the number of processes, since DDP averages the processes' gradients.
+        Every micro-batch but the last runs under ``accelerator.no_sync`` (one gradient all-reduce per step). With
+        no valid pair here, one zero-weighted pair is back-propagated, so this process joins the all-reduce.
+
+        Returns:
+            ``{"loss", "accuracy", "mean_ratio", "clip_fraction", "n_pairs"}`` over all processes.
+        """
         idx = pairs.valid.nonzero().flatten()
         n = idx.numel()
-        stats: dict[str, float] = {"loss": 0.0, "accuracy": 0.0, "mean_ratio": 0.0, "clip_fraction": 0.0}
-        for start in range(0, n, self.config.micro_batch):
-            chunk = pairs.select(idx[start : start + self.config.micro_batch])
-            loss, st = self.loss(chunk)
-            w = chunk.t.numel() / n
-            self.accelerator.backward(loss * w)
-            stats["loss"] += float(loss.detach()) * w
-            for k in ("accuracy", "mean_ratio", "clip_fraction"):
-                stats[k] += st[k] * w
-        stats["n_pairs"] = float(n)
-        return stats
+        n_all = n if n_total is None else n_total
+        if n_all < 1:
+            raise ValueError("pairs holds no valid pair")
+        world = self.accelerator.num_processes
+        keys = ("loss", "accuracy", "mean_ratio", "clip_fraction")
+        local = dict.fromkeys(keys, 0.0)
+        chunks = [idx[s : s + self.config.micro_batch] for s in range(0, n, self.config.micro_batch)]
+        for j, rows in enumerate(chunks or [torch.zeros(1, dtype=torch.long, device=idx.device)]):
+            last = j == max(len(chunks), 1) - 1
+            with contextlib.nullcontext() if last else self.accelerator.no_sync(self.model):
+                loss, st = self._loss(pairs.select(rows))
+                w = rows.numel() / n_all if chunks else 0.0
+                self.accelerator.backward(loss * (w * world))
+            local["loss"] += float(loss.detach()) * w
+            for k in keys[1:]:
+                local[k] += st[k] * w
+        total = self._sum(*(local[k] for k in keys), float(n)).tolist()
+        return {**dict(zip(keys, total[:4])), "n_pairs": total[4]}
 
     def step(self, cond: Cond, *, generator: torch.Generator) -> dict[str, float]:
         """One iteration: sample pairs, one optimiser step on their loss, EMA update.
 
+        Args:
+            cond: the conditioning of the *global* batch (on ``W`` processes each rolls out its shard).
+            generator: torch generator, seeded the same on every process.
+
         Returns:
             ``{"loss", "accuracy", "mean_ratio", "clip_fraction", "n_pairs", "valid_fraction", "grad_norm",
-            "final_reward"}``
-            (loss ``nan`` and no update when no pair was valid).
+            "final_reward"}`` over the global batch (loss ``nan`` and no update on any process when no pair of the
+            global batch was valid).
+
+        Raises:
+            ValueError: on malformed ``cond`` or a global batch smaller than the number of processes.
         """
         pairs, final_reward = self.pairs(cond, generator=generator)
-        valid_fraction = float(pairs.valid.float().mean())
+        n_valid, n_rows = (int(v) for v in self._sum(float(pairs.valid.sum()), float(pairs.valid.numel())))
+        valid_fraction = n_valid / n_rows
         self.optimizer.zero_grad()
-        if not bool(pairs.valid.any()):
+        if n_valid == 0:
             stats = {"loss": math.nan, "accuracy": math.nan, "mean_ratio": math.nan, "clip_fraction": math.nan}
             return {**stats, "n_pairs": 0.0, "valid_fraction": 0.0, "grad_norm": 0.0, "final_reward": final_reward}
-        stats = self.backward(pairs)
+        stats = self.backward(pairs, n_total=n_valid)
         norm = self.accelerator.clip_grad_norm_(list(self.params.values()), self.config.max_grad_norm)
         self.optimizer.step()
         self.optimizer.zero_grad()
