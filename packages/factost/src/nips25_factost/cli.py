@@ -21,6 +21,8 @@ __all__ = ["main"]
 
 
 def _pretrain(args: argparse.Namespace) -> int:
+    from accelerate import Accelerator
+
     from nips25_factost.backbone import BackboneConfig, TemporalBackbone
     from nips25_factost.datasets import load_pretraining_pool
     from nips25_factost.pretraining import UTPConfig, pool_windows, save_pretrained, utp_pretrain
@@ -32,12 +34,15 @@ def _pretrain(args: argparse.Namespace) -> int:
     seed_everything(args.seed)
     backbone = TemporalBackbone(BackboneConfig(d_model=args.d_model, n_layers=args.n_layers, d_ff=2 * args.d_model,
                                                n_domains=len(names)))  # fmt: skip
-    losses = utp_pretrain(backbone, windows, dom, config=utp, seed=args.seed)
+    accelerator = Accelerator()
+    losses = utp_pretrain(backbone, windows, dom, config=utp, seed=args.seed, accelerator=accelerator)
     replay = ReplayBuffer(args.replay, seed=args.seed)
     replay.add_batch(windows, dom)
-    args.out.write_bytes(save_pretrained(backbone, replay))
-    print(json.dumps({"checkpoint": str(args.out), "domains": list(names), "windows": len(windows),
-                      "final_loss": losses[-1]}))  # fmt: skip
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:  # every process holds the same weights; one writes them
+        args.out.write_bytes(save_pretrained(backbone, replay))
+        print(json.dumps({"checkpoint": str(args.out), "domains": list(names), "windows": len(windows),
+                          "final_loss": losses[-1]}))  # fmt: skip
     return 0
 
 
@@ -45,6 +50,7 @@ def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import numpy as np
     import pandas as pd
     import torch
+    from accelerate import Accelerator
 
     from nips25_factost.adapter import STAdapter
     from nips25_factost.factost import FactoST
@@ -69,11 +75,12 @@ def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                         n_prompt_tokens=cfg.n_prompt_tokens, refinement=args.refinement, prompt=args.prompt,
                         coords=None if panel.coords is None else torch.as_tensor(panel.coords))  # fmt: skip
     model = FactoST(backbone, adapter, freeze_backbone=not args.fine_tune, replay=replay)
-    fit = FitConfig(context=args.context, horizon=args.horizon, steps=args.steps)
     train, _, test = split_panel(panel, train=0.7, val=0.1)
+    accelerator = Accelerator()
     try:
+        fit = FitConfig(context=args.context, horizon=args.horizon, steps=args.steps, batch_size=args.batch_size)
         model.fit(train.slice(0, max(fit.context + fit.horizon, round(args.frac * train.n_times))), config=fit,
-                  seed=args.seed)  # fmt: skip
+                  seed=args.seed, accelerator=accelerator)  # fmt: skip
         w = make_windows(test, context=fit.context, horizon=fit.horizon)
     except ValueError as err:
         parser.error(str(err))
@@ -82,9 +89,12 @@ def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     future = pd.date_range(panel.timestamps[-1] + step, periods=fit.horizon, freq=step)
     codes, _ = calendar_features(panel.timestamps[-fit.context :].append(future))
     forecast = model.predict(panel.values[None, -fit.context :], codes[None])[0]
-    pd.DataFrame(forecast, index=future, columns=list(panel.node_names)).to_csv(args.out)
-    print(json.dumps({"test_mae": mae, "test_windows": len(w), "trainable_parameters": model.trainable_parameters(),
-                      "forecast": str(args.out), "nan_in_input": bool(np.isnan(panel.values).any())}))  # fmt: skip
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:  # every process holds the same model; one writes
+        pd.DataFrame(forecast, index=future, columns=list(panel.node_names)).to_csv(args.out)
+        print(json.dumps({"test_mae": mae, "test_windows": len(w), "trainable_parameters":
+                          model.trainable_parameters(), "forecast": str(args.out),
+                          "nan_in_input": bool(np.isnan(panel.values).any())}))  # fmt: skip
     return 0
 
 
@@ -109,7 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("-v", "--verbose", action="count", default=0)
         p.add_argument("-q", "--quiet", action="count", default=0)
     pre.add_argument("--out", type=Path, required=True, help="checkpoint file to write")
-    pre.add_argument("--batch-size", type=positive_int, default=128)
+    pre.add_argument("--batch-size", type=positive_int, default=128, help="global batch over all processes (128)")
+    ada.add_argument("--batch-size", type=positive_int, default=16, help="global batch over all processes (16)")
     pre.add_argument("--per-domain", type=positive_int, default=1500, help="pool windows per domain")
     pre.add_argument("--d-model", type=positive_int, default=64)
     pre.add_argument("--n-layers", type=positive_int, default=3)
