@@ -136,10 +136,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ada.add_argument("--out", type=Path, required=True, help="CSV for the forecast of the next H steps")
     args = parser.parse_args(argv)
     if args.command == "reproduce":
+        from accelerate import PartialState
+
         from nips25_factost.reproduce import reproduce
 
+        run = functools.partial(reproduce, wind_path=args.wind, checkpoint=args.checkpoint)
+        state = PartialState()
         try:
-            run_reproduce(functools.partial(reproduce, wind_path=args.wind, checkpoint=args.checkpoint), args)
+            if state.is_main_process:  # writes the report; other processes compute alongside and write nothing
+                run_reproduce(run, args)
+            else:
+                seed_everything(args.seed)
+                run(profile=args.profile, seed=args.seed, out_dir=args.out)
+            state.wait_for_everyone()
         except (ImportError, FileNotFoundError) as err:
             parser.error(str(err))
         except ValueError as err:

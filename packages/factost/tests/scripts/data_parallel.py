@@ -1,9 +1,10 @@
 """Run by ``test_distributed.py`` under ``accelerate launch`` (1 or 2 CPU processes); not a test module.
 
-``python data_parallel.py OUT MODE...`` runs each mode in turn. ``fit``: UTP pretraining (3 steps) then a full fine-tune with replay (4 steps) of a
-tiny dropout-free FactoST at global batch 8, the main process saving the weights and losses to ``OUT/result.npz``.
-``cli``: ``nips25-factost adapt`` on a CSV panel; every file write of every rank is
-logged to ``OUT/writes-<rank>.txt`` (test instrumentation) so the test can check that only rank 0 wrote.
+``python data_parallel.py OUT MODE...`` runs each mode in turn. ``fit``: UTP pretraining (3 steps) then a full
+fine-tune with replay (4 steps) of a tiny dropout-free FactoST at global batch 8; the main process saves the
+weights, losses and a forecast to ``OUT/result.npz``. ``cli``: ``nips25-factost adapt`` on a CSV panel; every file
+write of every rank is logged to ``OUT/writes-<rank>.txt`` (test instrumentation) so the test can check that only
+rank 0 wrote.
 """
 
 from __future__ import annotations
