@@ -7,6 +7,7 @@ import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nips25_shared import (
     add_common_arguments,
@@ -17,7 +18,10 @@ from nips25_shared import (
     seed_int,
 )
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from nips25_factost.panel import STPanel
+
+__all__ = ["main", "read_panel_file"]
 
 
 def _pretrain(args: argparse.Namespace) -> int:
@@ -46,6 +50,66 @@ def _pretrain(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_panel_file(path: Path, coords: Path | None = None) -> STPanel:
+    """A user's panel from a CSV or parquet file: first column timestamps, one numeric column per node.
+
+    ``coords`` (CSV or parquet): first column the node names (the panel's column names), then two coordinate
+    columns. Empty cells are missing values (NaN).
+
+    Raises:
+        ValueError: naming the file and the column (and row) that cannot be read.
+        ImportError: for a parquet file without pandas' parquet engine (pyarrow).
+    """
+    import numpy as np
+    import pandas as pd
+
+    from nips25_factost.panel import STPanel
+
+    def read(file: Path) -> pd.DataFrame:
+        if file.suffix.lower() in (".parquet", ".pq"):
+            return pd.read_parquet(file)  # ImportError without pyarrow: reported as a usage error
+        return pd.read_csv(file)
+
+    frame = read(path)
+    if isinstance(frame.index, pd.DatetimeIndex):
+        frame = frame.reset_index()
+    if frame.shape[1] < 2:
+        raise ValueError(f"{path}: need a timestamp column and at least one node column, got {list(frame.columns)}")
+    time_col = frame.columns[0]
+    stamps = pd.to_datetime(frame[time_col], errors="coerce")
+    if stamps.isna().any():
+        row = int(np.flatnonzero(stamps.isna().to_numpy())[0])
+        raise ValueError(f"{path}: column {time_col!r} (first column) must hold timestamps; row {row} holds "
+                         f"{frame[time_col].iloc[row]!r}")  # fmt: skip
+    values = {}
+    for col in frame.columns[1:]:
+        numeric = pd.to_numeric(frame[col], errors="coerce")
+        bad = numeric.isna() & frame[col].notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ValueError(f"{path}: column {col!r} must be numeric; row {row} holds {frame[col].iloc[row]!r}")
+        values[str(col)] = numeric.to_numpy(dtype=np.float64)
+    table = pd.DataFrame(values, index=pd.DatetimeIndex(stamps))
+    xy = None
+    if coords is not None:
+        c = read(coords)
+        if c.shape[1] < 3:
+            raise ValueError(f"{coords}: need a node-name column and two coordinate columns, got {list(c.columns)}")
+        c = c.set_index(c.columns[0])
+        c.index = c.index.map(str)
+        missing = [n for n in table.columns if n not in c.index]
+        if missing:
+            raise ValueError(f"{coords}: no row for node column(s) {missing} of {path}")
+        for col in c.columns[:2]:
+            if not pd.api.types.is_numeric_dtype(c[col]):
+                raise ValueError(f"{coords}: column {col!r} must be numeric")
+        xy = c.loc[list(table.columns)].iloc[:, :2].to_numpy(dtype=np.float64)
+    try:
+        return STPanel.from_frame(table, coords=xy, name=path.stem)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from err
+
+
 def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import numpy as np
     import pandas as pd
@@ -55,19 +119,15 @@ def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nips25_factost.adapter import STAdapter
     from nips25_factost.factost import FactoST
     from nips25_factost.metrics import masked_mae
-    from nips25_factost.panel import STPanel, calendar_features, make_windows, split_panel
+    from nips25_factost.panel import calendar_features, make_windows, split_panel
     from nips25_factost.pretraining import load_pretrained
     from nips25_factost.training import FitConfig
 
     try:
-        frame = pd.read_csv(args.csv, index_col=0, parse_dates=True)
-        panel = STPanel.from_frame(frame, name=args.csv.stem)
-        coords = None if args.coords is None else pd.read_csv(args.coords, index_col=0).loc[list(panel.node_names)]
+        panel = read_panel_file(args.data, args.coords)
         backbone, replay = load_pretrained(args.checkpoint.read_bytes(), seed=args.seed)
-    except (OSError, ValueError, TypeError, KeyError) as err:
+    except (OSError, ValueError, TypeError, KeyError, ImportError) as err:
         parser.error(str(err))
-    if coords is not None:
-        panel = STPanel(panel.values, panel.timestamps, coords.to_numpy()[:, :2], panel.name, panel.node_names)
     seed_everything(args.seed)
     _, sizes = panel.calendar()
     cfg = backbone.config
@@ -110,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rep.add_argument("--checkpoint", type=Path, default=None, help="local backbone checkpoint (`nips25-factost "
                      "pretrain`) used instead of pretraining")  # fmt: skip
     pre = sub.add_parser("pretrain", help="Stage 1: pretrain a backbone on the offline pool (needs [data])")
-    ada = sub.add_parser("adapt", help="Stage 2: fit the adapter on a CSV panel and forecast the next H steps")
+    ada = sub.add_parser("run", aliases=["adapt"], help="Stage 2 on your own panel (CSV/parquet): few-shot fit of "
+                         "the adapter, test MAE, forecast of the next H steps")  # fmt: skip
     for p in (pre, ada):
         p.add_argument("--context", type=positive_int, default=12, help="L (12)")
         p.add_argument("--horizon", type=positive_int, default=12, help="H (12)")
@@ -126,8 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     pre.add_argument("--n-layers", type=positive_int, default=3)
     pre.add_argument("--replay", type=positive_int, default=1024, help="replay buffer capacity")
     ada.add_argument("--checkpoint", type=Path, required=True, help="file written by `nips25-factost pretrain`")
-    ada.add_argument("--csv", type=Path, required=True, help="first column timestamps, one column per node")
-    ada.add_argument("--coords", type=Path, default=None, help="CSV: node name, then two coordinate columns")
+    ada.add_argument("--data", "--csv", dest="data", type=Path, required=True,
+                     help="CSV or parquet: first column timestamps, one numeric column per node")  # fmt: skip
+    ada.add_argument("--coords", type=Path, default=None, help="CSV/parquet: node name, then two coordinate columns")
     ada.add_argument("--frac", type=float, default=1.0, help="fraction of the 70%% training span to fit on (1.0)")
     ada.add_argument("--fine-tune", action="store_true", help="also train the backbone (with replay)")
     ada.add_argument("--refinement", action="store_true", help="v2's cyclic prototype refinement in the adapter")

@@ -57,7 +57,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     "quick": dict(threads=1, per_domain=1000, utp_steps=600, utp_batch=64, fit_steps=150, fit_batch=8,
                   width=(32, 2, 64), seeds_offset=(0, 1, 2), targets=("control", "chicago", "irish-wind"),
                   replay=1024, eval_windows=200, latency_repeats=15, latency_batch=32),
-    "paper": dict(pretrain_per_seed=True, threads=None, per_domain=4000,
+    "paper": dict(pretrain_per_seed=True, require_wind=True, threads=None, per_domain=4000,
                   utp_steps=3000, utp_batch=128, fit_steps=1000, fit_batch=16,
                   width=(64, 3, 128), seeds_offset=(0, 1, 2, 3, 4), targets=("control", "chicago", "irish-wind"),
                   replay=1024, eval_windows=None, latency_repeats=30, latency_batch=32),
