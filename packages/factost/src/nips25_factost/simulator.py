@@ -74,7 +74,10 @@ def simulate_panel(*, n_nodes: int, n_times: int, freq: str = "D", seed: int = 0
     season = weekly[day % 7]
     if per_day > 1:
         hours = np.arange(24)
-        daily = sum(rng.normal(0, 1) * np.sin(2 * np.pi * k * hours / 24 + rng.uniform(0, 2 * np.pi)) for k in (1, 2))
+        daily = np.zeros(24)
+        for k in (1, 2):  # two harmonics, random amplitude and phase
+            amp = rng.normal(0, 1)
+            daily += amp * np.sin(2 * np.pi * k * hours / 24 + rng.uniform(0, 2 * np.pi))
         weekend = np.where(day % 7 >= 5, rng.uniform(0.3, 0.8), 1.0)
         season = 0.4 * season + daily[t % 24] * weekend
     amplitude = np.clip(1.0 + 0.4 * chol @ rng.normal(0, 1, n_nodes), 0.2, None)
