@@ -11,6 +11,10 @@ from nips25_factost import BackboneConfig, STAdapter, STPanel, TemporalBackbone
 torch.set_num_threads(1)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "distributed: runs several processes under accelerate launch (CPU, gloo)")
+
+
 @pytest.fixture
 def small_config() -> BackboneConfig:
     return BackboneConfig(patch_len=4, d_model=16, n_layers=1, n_heads=2, d_ff=32, dropout=0.0, n_domains=2)

@@ -141,25 +141,72 @@ def test_bad_inputs(backbone, adapter, panel):
         alignment_penalty(torch.zeros(1, 2), torch.zeros(3, 2))
 
 
-def test_factost_is_node_permutation_equivariant(backbone, adapter):
-    """Permuting the nodes of the input and of the adapter's node parameters permutes the forecasts.
-
-    Positive factors avoid ReLU ties at zero, which top-k breaks by node index (not permutation-invariant).
-    """
-    with torch.no_grad():
-        adapter.e1.abs_()
-        adapter.e2.abs_()
+def _permuted_forecasts(backbone, adapter, perm: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     model = FactoST(backbone, adapter).eval()
     g = torch.Generator().manual_seed(4)
-    x = torch.randn(3, 12, 4, generator=g)
+    x = torch.randn(3, 12, adapter.n_nodes, generator=g)
     cal = torch.stack([torch.randint(0, 7, (3, 24), generator=g), torch.randint(0, 12, (3, 24), generator=g)], -1)
-    perm = torch.tensor([2, 0, 3, 1])
     with torch.no_grad():
         out = model(x, cal)
         for name in ("node_emb", "e1", "e2"):
             getattr(adapter, name).copy_(getattr(adapter, name)[perm])
         out_perm = model(x[..., perm], cal)
-    torch.testing.assert_close(out_perm, out[..., perm], rtol=1e-5, atol=1e-5)
+    return out_perm, out[..., perm]
+
+
+def test_factost_is_node_permutation_equivariant(backbone, adapter):
+    """Permuting the nodes of the input and of the adapter's node parameters permutes the forecasts (no ties)."""
+    with torch.no_grad():
+        adapter.e1.abs_()
+        adapter.e2.abs_()
+    out_perm, expected = _permuted_forecasts(backbone, adapter, torch.tensor([2, 0, 3, 1]))
+    torch.testing.assert_close(out_perm, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_factost_is_node_permutation_equivariant_with_tied_interaction_scores(backbone):
+    """Mixing on, scores with many exact ReLU ties at 0: still equivariant (issue 32 item 4).
+
+    Breaking the ties by node index (the 0.1.0 top-k) failed this by 3.8e-2 in the review; keeping every entry
+    tied with the k-th makes S(P E1, P E2) = P S P^T. The mixing projection is set to the identity so that the
+    interaction moves the forecasts visibly, and the test checks that ties occur and that mixing matters.
+    """
+    torch.manual_seed(3)
+    adapter = STAdapter(n_nodes=7, d_model=16, emb_dim=4, rank=2, topk=3, n_source_domains=2)
+    with torch.no_grad():
+        adapter.e1.copy_(torch.tensor([[1.0, 0.0]] * 3 + [[-1.0, 0.0]] * 4))  # half the scores are ReLU(<0) = 0
+        adapter.e2.copy_(torch.tensor([[1.0, 0.5], [-1.0, 0.2], [0.3, -1.0], [-0.5, 1.0], [2.0, 0.0],
+                                       [-2.0, 0.1], [0.7, 0.3]]))  # fmt: skip
+        adapter.mix_proj.weight.copy_(torch.eye(16))
+    with torch.no_grad():
+        scores = torch.relu(adapter.e1 @ adapter.e2.T).fill_diagonal_(float("-inf")).sort(1, descending=True).values
+    assert (scores[:, adapter.k - 1] == scores[:, adapter.k]).any(), "the design must tie at the k-th score"
+    torch.testing.assert_close(adapter.interaction().sum(1), torch.ones(7))
+    perm = torch.tensor([4, 6, 0, 2, 5, 1, 3])
+    model = FactoST(backbone, adapter).eval()
+    adapter.mixing = False
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(3, 12, 7, generator=g)
+    cal = torch.stack([torch.randint(0, 7, (3, 24), generator=g), torch.randint(0, 12, (3, 24), generator=g)], -1)
+    with torch.no_grad():
+        without = model(x, cal)
+    adapter.mixing = True
+    with torch.no_grad():
+        assert (model(x, cal) - without).abs().max() > 1e-2, "mixing must change the forecasts"
+    out_perm, expected = _permuted_forecasts(backbone, adapter, perm)
+    torch.testing.assert_close(out_perm, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_topk_interaction_keeps_every_tie_at_the_threshold():
+    """Known answer: row 0's scores ReLU([., 3, 0, 0, 0]) with k = 2 keep node 1 and all three zeros (tied),
+    weights softmax([3, 0, 0, 0]); a row without ties keeps exactly k."""
+    e1 = torch.tensor([[1.0], [1.0], [1.0], [1.0], [1.0]])
+    e2 = torch.tensor([[5.0], [3.0], [-1.0], [-2.0], [-3.0]])
+    s = topk_interaction(e1, e2, 2)
+    w = torch.softmax(torch.tensor([3.0, 0.0, 0.0, 0.0]), 0)
+    torch.testing.assert_close(s[0], torch.tensor([0.0, *w.tolist()]))
+    assert s[1].count_nonzero() == 4  # scores [5, ., 0, 0, 0]: threshold 0 ties three
+    perm = torch.tensor([3, 0, 4, 2, 1])
+    torch.testing.assert_close(topk_interaction(e1[perm], e2[perm], 2), s[perm][:, perm])
 
 
 @pytest.mark.parametrize("coords", [False, True])

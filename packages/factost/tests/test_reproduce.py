@@ -16,14 +16,22 @@ def test_tiny_reproduce_report_structure(tmp_path):
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     assert isinstance(report, Report) and report.package == "factost" and report.profile == "tiny"
     ids = [c.id for c in report.claims]
-    assert ids == ["fewshot-beats-scratch-and-naive", "adapter-parameter-fraction", "latency-vs-expert",
-                   "latency-vs-joint-model"]  # fmt: skip
+    assert ids == ["pretraining-transfers", "fewshot-beats-scratch-and-naive", "fewer-parameters-than-joint-model",
+                   "latency-vs-expert", "latency-vs-joint-model"]  # fmt: skip
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.criterion
-    maes = report.claims[0].measured["test MAE"]["chicago"]
-    assert set(maes) >= {"FactoST", "from scratch", "full fine-tune", "STID", "seasonal naive", "zero-shot backbone"}
-    assert all(v > 0 for v in maes.values())
-    assert 0 < report.claims[1].measured["fraction"] < 1
+    maes = report.claims[1].measured["test MAE (mean, SE over seeds)"]
+    assert set(maes["chicago"]) == {"FactoST", "random backbone", "from scratch", "full fine-tune", "STID",
+                                    "zero-shot backbone", "last value", "seasonal naive", "per-node mean"}  # fmt: skip
+    assert set(maes["control"]) >= {"FactoST", "random backbone", "zero-shot backbone", "seasonal naive"}
+    assert all(v["mean"] > 0 and v["se"] >= 0 for t in maes.values() for v in t.values())
+    transfer = report.claims[0].measured["per target"]
+    assert set(transfer) == {"control", "chicago"} and transfer["chicago"]["n_seeds"] == 2
+    per_seed = report.config["per_seed_mae"]["chicago"]
+    gap = [r - f for r, f in zip(per_seed["random backbone"], per_seed["FactoST"])]
+    assert abs(transfer["chicago"]["gap random - pretrained (MAE)"] - sum(gap) / 2) < 1e-3
+    assert report.claims[2].measured["fewer (1 - FactoST total / joint total)"] < 1  # negative: FactoST is larger
+    assert report.config["skipped_targets"] == []
     assert (tmp_path / report.figures[0]).is_file()
     assert report.config["fit"]["horizon"] == 12
 
@@ -38,10 +46,10 @@ def test_tiny_reproduce_uses_a_local_checkpoint(tmp_path):
     """`checkpoint=` replaces pretraining: the report's backbone is the checkpoint's (d = 8 here)."""
     import torch
     from nips25_factost import BackboneConfig, TemporalBackbone, save_pretrained
-    from nips25_factost.datasets import POOL_DOMAINS
+    from nips25_factost.datasets import POOL_NAMES
 
     torch.manual_seed(0)
-    bb = TemporalBackbone(BackboneConfig(d_model=8, n_heads=2, n_layers=1, d_ff=16, n_domains=len(POOL_DOMAINS)))
+    bb = TemporalBackbone(BackboneConfig(d_model=8, n_heads=2, n_layers=1, d_ff=16, n_domains=len(POOL_NAMES)))
     path = tmp_path / "bb.pt"
     path.write_bytes(save_pretrained(bb))
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path, checkpoint=path)

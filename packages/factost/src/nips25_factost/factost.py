@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from accelerate import Accelerator
 
 from nips25_factost.adapter import STAdapter, alignment_penalty
 from nips25_factost.backbone import TemporalBackbone
 from nips25_factost.panel import STPanel, split_panel
 from nips25_factost.pretraining import UTPConfig, utp_loss
 from nips25_factost.replay import ReplayBuffer
-from nips25_factost.training import FitConfig, PanelForecaster
+from nips25_factost.training import FitConfig, PanelForecaster, shard_bounds
 
 __all__ = ["FactoST"]
 
@@ -69,6 +70,7 @@ class FactoST(PanelForecaster):
         self.utp_config = UTPConfig() if utp_config is None else utp_config
         self._fit_config = FitConfig()
         self._generator = torch.Generator().manual_seed(0)
+        self._accelerator: Accelerator | None = None
         self.backbone.requires_grad_(not self.freeze_backbone)
 
     def train(self, mode: bool = True) -> FactoST:
@@ -124,19 +126,32 @@ class FactoST(PanelForecaster):
         out = self._predict_batches(x, calendar, batch_size=batch_size, forward=lambda a, c: self._forward(a, c)[0])
         return np.sort(out, axis=-1) if rearrange else out
 
-    def on_fit_start(self, panel: STPanel, config: FitConfig) -> None:
-        """Remember the fit configuration (replay batch size, weights)."""
+    def on_fit_start(self, panel: STPanel, config: FitConfig, accelerator: Accelerator) -> None:
+        """Remember the fit configuration (replay batch size, weights) and the process layout (replay shards)."""
         self._fit_config = config
+        self._accelerator = accelerator
 
     def auxiliary_loss(self, x: torch.Tensor, calendar: torch.Tensor, pred: torch.Tensor) -> torch.Tensor | None:
         """Alignment penalty (HDA prompts only) on the last training forward and (unfrozen backbone only) the UTP
-        replay loss."""
+        replay loss.
+
+        The replay batch holds ``max(2, round(replay_ratio * B * N))`` windows per process (``B``: this process's
+        batch). Under several processes the windows are drawn for all of them at once from the buffer's generator
+        (seeded alike on every process) and each process takes its own slice
+        (:func:`~nips25_factost.training.shard_bounds`): distinct windows per process, the same draws as one
+        process at the same global batch.
+        """
         cfg = self._fit_config
         if self.replay is None or len(self.replay) < 2 or (cfg.align_weight == 0 and cfg.replay_ratio == 0):
             return None
+        accelerator = self._accelerator
+        world = 1 if accelerator is None else accelerator.num_processes
         length, horizon = x.shape[1], calendar.shape[1] - x.shape[1]
-        n_replay = max(2, round(cfg.replay_ratio * x.shape[0] * self.n_nodes))
+        n_replay = world * max(2, round(cfg.replay_ratio * x.shape[0] * self.n_nodes))
         windows, domains = self.replay.sample(n_replay)
+        if accelerator is not None and world > 1:
+            mine = shard_bounds(n_replay, accelerator)
+            windows, domains = windows[mine], domains[mine]
         w = torch.as_tensor(windows, dtype=torch.float32, device=x.device)
         loss = x.new_zeros(())
         pooled = getattr(self, "_pooled", None)
@@ -148,7 +163,7 @@ class FactoST(PanelForecaster):
             loss = loss + cfg.align_weight * alignment_penalty(pooled, source)
         if not self.freeze_backbone and cfg.replay_ratio > 0:
             loss = loss + utp_loss(self.backbone, w, torch.as_tensor(domains, device=x.device), config=self.utp_config,
-                                   generator=self._generator)  # fmt: skip
+                                   generator=self._generator, accelerator=accelerator)  # fmt: skip
         return loss
 
     def fit_few_shot(
@@ -160,8 +175,11 @@ class FactoST(PanelForecaster):
         val: float = 0.1,
         config: FitConfig | None = None,
         seed: int = 0,
+        accelerator: Accelerator | None = None,
     ) -> FactoST:
         """Fit on the first ``frac`` of the training span (the first ``train`` fraction of ``panel``'s steps).
+
+        ``accelerator`` as in :meth:`fit`.
 
         Raises:
             ValueError: if ``frac`` is not in ``(0, 1]`` or the few-shot span is shorter than ``L + H``.
@@ -174,13 +192,24 @@ class FactoST(PanelForecaster):
         if n < config.context + config.horizon:
             raise ValueError(f"frac={frac} of {train_part.n_times} training steps leaves {n} < L + H = "
                              f"{config.context + config.horizon}")  # fmt: skip
-        self.fit(train_part.slice(0, n), config=config, seed=seed)
+        self.fit(train_part.slice(0, n), config=config, seed=seed, accelerator=accelerator)
         return self
 
-    def fit(self, panel: STPanel, *, config: FitConfig | None = None, seed: int = 0) -> FactoST:
-        """Train on every window of ``panel`` (see :meth:`PanelForecaster.fit`)."""
+    def fit(
+        self,
+        panel: STPanel,
+        *,
+        config: FitConfig | None = None,
+        seed: int = 0,
+        accelerator: Accelerator | None = None,
+    ) -> FactoST:
+        """Train on every window of ``panel``, data-parallel under ``accelerate`` (see
+        :meth:`PanelForecaster.fit`; ``config.batch_size`` is the global batch, replay drawn per process)."""
         self._generator = torch.Generator().manual_seed(seed + 2)
         if self.replay is not None:
             self.replay.reseed(seed + 3)
-        super().fit(panel, config=config, seed=seed)
+        try:
+            super().fit(panel, config=config, seed=seed, accelerator=accelerator)
+        finally:
+            self._accelerator = None  # the model keeps no handle on the process group
         return self

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from accelerate import Accelerator
 from torch.utils.data import TensorDataset
 
 from nips25_factost.backbone import BackboneConfig, TemporalBackbone, instance_normalize, patchify
 from nips25_factost.quantiles import pinball_loss
 from nips25_factost.replay import ReplayBuffer
-from nips25_factost.training import train_steps
+from nips25_factost.training import resolve_accelerator, shard_bounds, train_steps
 
 __all__ = [
     "UTPConfig",
@@ -157,6 +158,7 @@ def utp_loss(
     *,
     config: UTPConfig,
     generator: torch.Generator | None = None,
+    accelerator: Accelerator | None = None,
 ) -> torch.Tensor:
     r"""The UTP objective on a batch of raw windows ``(B, W)`` with domain ids ``(B,)``.
 
@@ -164,6 +166,20 @@ def utp_loss(
     future steps of each pooled view, in instance-normalised units (context statistics); :math:`\ell` is the pinball
     loss averaged over the backbone's quantile levels (``config.loss == "pinball"``) or the squared error of the
     median (``"mse"``).
+
+    Args:
+        backbone: the :class:`TemporalBackbone`.
+        windows: ``(B, W)`` float raw windows, ``W >= config.window`` (NaN = missing).
+        domains: ``(B,)`` int64 domain ids.
+        config: the :class:`UTPConfig`.
+        generator: the generator of the patch masks.
+        accelerator: under several processes, ``windows`` is this process's slice of a global batch of
+            ``B * num_processes`` rows; the masks are drawn for the global batch (the same ``generator`` state on
+            every process) and sliced alike (:func:`~nips25_factost.training.shard_bounds`), so every process masks
+            its own rows as one process would.
+
+    Returns:
+        Scalar loss.
     """
     if windows.ndim != 2 or windows.shape[1] < config.window:
         raise ValueError(f"windows must be (B, W) with W >= {config.window}, got {tuple(windows.shape)}")
@@ -179,7 +195,11 @@ def utp_loss(
         z, observed, mean, std = instance_normalize(ctx, eps=backbone.config.eps)
         values, obs = patchify(z, observed, p)
         tokens = backbone.patch_embed(torch.cat([values, obs.to(values.dtype)], dim=-1))
-        masked = patch_mask(tokens.shape[0], tokens.shape[1], config.mask_ratio, generator=generator).to(tokens.device)
+        world = 1 if accelerator is None else accelerator.num_processes
+        masked = patch_mask(tokens.shape[0] * world, tokens.shape[1], config.mask_ratio, generator=generator)
+        if accelerator is not None and world > 1:
+            masked = masked[shard_bounds(tokens.shape[0] * world, accelerator)]
+        masked = masked.to(tokens.device)
         tokens = torch.where(masked[..., None], backbone.mask_token.expand_as(tokens), tokens)
         out = backbone.encode(backbone.assemble(tokens, config.horizon, i), prompt)
         rec = backbone.reconstruct(out, tokens.shape[1])  # (B, P, p, Q)
@@ -205,15 +225,18 @@ def utp_pretrain(
     *,
     config: UTPConfig | None = None,
     seed: int = 0,
+    accelerator: Accelerator | None = None,
 ) -> list[float]:
-    """Pretrain ``backbone`` in place with the UTP objective (:func:`utp_loss`) under ``accelerate``.
+    """Pretrain ``backbone`` in place with the UTP objective (:func:`utp_loss`), data-parallel under ``accelerate``
+    (:func:`~nips25_factost.training.train_steps`; ``config.batch_size`` is the global batch).
 
     Args:
         backbone: the :class:`TemporalBackbone` (``n_domains`` > max domain id, ``n_freqs >= len(freqs)``).
         windows: ``(n, W)`` raw pool windows, ``W >= config.window`` (see :func:`pool_windows`).
         domains: ``(n,)`` domain ids.
         config: :class:`UTPConfig` (default values when ``None``).
-        seed: seed of shuffling and masking.
+        seed: seed of shuffling and masking (the same on every process).
+        accelerator: the :class:`~accelerate.Accelerator` to train under (default: a new one).
 
     Returns:
         The loss of every step.
@@ -232,14 +255,17 @@ def utp_pretrain(
         raise ValueError("windows must not contain inf")
     if d.min() < 0 or d.max() >= backbone.config.n_domains:
         raise ValueError(f"domains must be in [0, {backbone.config.n_domains}), got [{d.min()}, {d.max()}]")
+    accelerator = resolve_accelerator(accelerator)
     generator = torch.Generator().manual_seed(seed + 1)
     data = TensorDataset(torch.as_tensor(w, dtype=torch.float32), torch.as_tensor(d, dtype=torch.long))
 
     def step(module: torch.nn.Module, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
-        return utp_loss(module, batch[0], batch[1], config=config, generator=generator)  # type: ignore[arg-type]
+        return utp_loss(module, batch[0], batch[1], config=config, generator=generator,  # type: ignore[arg-type]
+                        accelerator=accelerator)  # fmt: skip
 
     return train_steps(backbone, step, data, steps=config.steps, batch_size=config.batch_size, lr=config.lr,
-                       weight_decay=config.weight_decay, seed=seed, desc="UTP pretraining")  # fmt: skip
+                       weight_decay=config.weight_decay, seed=seed, desc="UTP pretraining",
+                       accelerator=accelerator)  # fmt: skip
 
 
 def save_pretrained(backbone: TemporalBackbone, replay: ReplayBuffer | None = None) -> bytes:

@@ -1,4 +1,5 @@
-"""One training loop for every model of the package, under ``accelerate`` (AdamW + OneCycle, gradient clipping)."""
+"""One training loop for every model of the package, data-parallel under ``accelerate`` (AdamW + OneCycle,
+gradient clipping)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,57 @@ import numpy as np
 import torch
 from accelerate import Accelerator
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import TensorDataset
 
 from nips25_factost.panel import STPanel, make_windows
 from nips25_shared import progress
 
-__all__ = ["FitConfig", "PanelForecaster", "loss_scale", "train_steps"]
+__all__ = ["FitConfig", "PanelForecaster", "loss_scale", "resolve_accelerator", "shard_bounds", "train_steps"]
+
+
+def resolve_accelerator(accelerator: Accelerator | None) -> Accelerator:
+    """The caller's :class:`~accelerate.Accelerator`, or a default one (device and processes from the launcher).
+
+    Raises:
+        TypeError: if ``accelerator`` is neither ``None`` nor an ``Accelerator``.
+    """
+    if accelerator is None:
+        return Accelerator()
+    if not isinstance(accelerator, Accelerator):
+        raise TypeError(f"accelerator must be an accelerate.Accelerator or None, got {type(accelerator).__name__}")
+    return accelerator
+
+
+def shard_bounds(global_size: int, accelerator: Accelerator) -> slice:
+    """This process's rows of a global batch of ``global_size`` rows (contiguous, equal when divisible).
+
+    Everything random that a training step draws (the mini-batch, UTP masks, replay windows) is drawn for the
+    *global* batch from a generator that every process seeds alike; each process takes its slice. So ``P``
+    processes see disjoint rows and reproduce one process at the same global batch.
+
+    Example:
+        >>> from accelerate import Accelerator
+        >>> shard_bounds(8, Accelerator())  # one process holds every row
+        slice(0, 8, None)
+    """
+    world, rank = accelerator.num_processes, accelerator.process_index
+    return slice(rank * global_size // world, (rank + 1) * global_size // world)
+
+
+def _average_gradients(params: list[nn.Parameter], loss: torch.Tensor, accelerator: Accelerator) -> torch.Tensor:
+    """Average the gradients (and ``loss``) over processes in one all-reduce; returns the mean loss.
+
+    A parameter without a gradient on some process counts as a zero gradient there; one without a gradient on
+    every process keeps ``grad = None`` (AdamW then skips it, as in a single process).
+    """
+    sizes = [p.numel() for p in params]
+    grads = [(p.grad if p.grad is not None else torch.zeros_like(p)).reshape(-1) for p in params]
+    has = torch.tensor([p.grad is not None for p in params], dtype=grads[0].dtype, device=grads[0].device)
+    flat = accelerator.reduce(torch.cat([*grads, has, loss.reshape(1).to(grads[0])]), reduction="mean")
+    parts = flat.split([*sizes, len(params), 1])
+    for p, g, used in zip(params, parts[:-2], parts[-2]):
+        p.grad = g.view_as(p).clone() if used > 0 else None
+    return parts[-1][0]
 
 
 def train_steps(
@@ -29,29 +75,44 @@ def train_steps(
     grad_clip: float = 1.0,
     seed: int = 0,
     desc: str = "train",
+    accelerator: Accelerator | None = None,
 ) -> list[float]:
-    """Train the parameters of ``module`` that require gradients for ``steps`` mini-batches.
+    """Train the parameters of ``module`` that require gradients for ``steps`` mini-batches, data-parallel.
 
-    ``accelerate`` prepares the module, optimiser, scheduler and loader (``accelerate launch`` takes the loop to
-    many devices); batches are reshuffled each pass with a generator seeded by ``seed``.
+    Data parallelism under ``accelerate`` (``accelerate launch`` on several processes or GPUs): every process
+    draws the same global mini-batch of ``batch_size`` examples from a permutation seeded by ``seed`` (reshuffled
+    each pass, the incomplete last batch of a pass dropped) and computes the loss on its own contiguous slice
+    (:func:`shard_bounds`); the gradients are averaged over processes by one all-reduce per step, so that ``P``
+    processes give the same update as one process at the same global batch (exactly, up to float summation order,
+    when every process's loss averages the same number of entries). The module is not wrapped in DDP: a step's
+    loss may call any sub-module (the UTP loss, replayed source tokens), and parameters that a step leaves unused
+    get a zero gradient on every process. The OneCycle schedule (``pct_start = 0.3``) is stepped once per
+    optimiser step on every process (it is not ``prepare``-d, which would step it once per process).
 
     Args:
-        module: the model; only parameters with ``requires_grad`` enter the optimiser.
-        step_loss: ``(module, batch) -> scalar loss``; ``batch`` is a tuple of the dataset's tensors.
+        module: the model; only parameters with ``requires_grad`` enter the optimiser. Moved to
+            ``accelerator.device``.
+        step_loss: ``(module, batch) -> scalar loss``; ``batch`` is this process's slice of the global batch (a
+            tuple of the dataset's tensors, on ``accelerator.device``).
         dataset: training examples.
         steps: optimiser steps, ``>= 1``.
-        batch_size: examples per step, ``>= 1``.
-        lr: peak learning rate of the OneCycle schedule (``pct_start = 0.3``), ``> 0``.
+        batch_size: examples per step summed over processes (the global batch), ``>= 1`` and divisible by the
+            number of processes; clipped to the dataset's size (rounded down to a multiple of the processes).
+        lr: peak learning rate of the OneCycle schedule, ``> 0``.
         weight_decay: AdamW's decoupled weight decay, ``>= 0``.
         grad_clip: maximum global gradient norm, ``> 0``.
-        seed: seed of the shuffling generator.
-        desc: progress-bar label.
+        seed: seed of the shuffling generator (the same on every process).
+        desc: progress-bar label (shown by the main process only).
+        accelerator: the :class:`~accelerate.Accelerator` to run under (default: a new one, which takes its device
+            and processes from ``accelerate launch``).
 
     Returns:
-        The training loss of every step.
+        The training loss of every step (averaged over processes).
 
     Raises:
-        ValueError: on out-of-range hyper-parameters, an empty dataset or no trainable parameter.
+        ValueError: on out-of-range hyper-parameters, an empty dataset, no trainable parameter, or a global batch
+            smaller than (or not divisible by) the number of processes.
+        TypeError: if ``accelerator`` is not an ``Accelerator``.
     """
     if steps < 1 or batch_size < 1:
         raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
@@ -62,28 +123,38 @@ def train_steps(
     params = [p for p in module.parameters() if p.requires_grad]
     if not params:
         raise ValueError("module has no trainable parameter")
-    accelerator = Accelerator(cpu=not torch.cuda.is_available())
-    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    accelerator = resolve_accelerator(accelerator)
+    world = accelerator.num_processes
+    if batch_size % world:
+        raise ValueError(f"batch_size={batch_size} (the global batch) must be divisible by the {world} processes")
+    n = len(dataset)
+    global_batch = min(batch_size, n - n % world)
+    if global_batch < world:
+        raise ValueError(f"the dataset has {n} examples, fewer than the {world} processes")
+    module.to(accelerator.device)
+    optimizer = accelerator.prepare_optimizer(torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay))
     scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=steps, pct_start=0.3)
     generator = torch.Generator().manual_seed(seed)
-    loader = DataLoader(dataset, batch_size=min(batch_size, len(dataset)), shuffle=True, generator=generator)
-    module, optimizer, loader, scheduler = accelerator.prepare(module, optimizer, loader, scheduler)
+    mine = shard_bounds(global_batch, accelerator)
     module.train()
     losses: list[float] = []
-    batches = iter(loader)
-    for _ in progress(range(steps), total=steps, desc=desc):
-        try:
-            batch = next(batches)
-        except StopIteration:
-            batches = iter(loader)
-            batch = next(batches)
-        loss = step_loss(module, tuple(batch))
+    order, pos = torch.randperm(n, generator=generator), 0
+    bar = progress(range(steps), total=steps, desc=desc) if accelerator.is_main_process else range(steps)
+    for _ in bar:
+        if pos + global_batch > n:
+            order, pos = torch.randperm(n, generator=generator), 0
+        idx = order[pos : pos + global_batch][mine]
+        pos += global_batch
+        batch = tuple(t[idx].to(accelerator.device) for t in dataset.tensors)
         optimizer.zero_grad()
+        with accelerator.autocast():
+            loss = step_loss(module, batch)
         accelerator.backward(loss)
+        mean_loss = _average_gradients(params, loss.detach(), accelerator) if world > 1 else loss.detach()
         accelerator.clip_grad_norm_(params, grad_clip)
         optimizer.step()
         scheduler.step()
-        losses.append(float(loss.detach()))
+        losses.append(float(mean_loss))
     module.eval()
     return losses
 
@@ -178,16 +249,25 @@ class PanelForecaster(nn.Module):
         """Extra training loss of a batch (none by default)."""
         return None
 
-    def on_fit_start(self, panel: STPanel, config: FitConfig) -> None:
-        """Hook before training (e.g. fit a scaler); nothing by default."""
+    def on_fit_start(self, panel: STPanel, config: FitConfig, accelerator: Accelerator) -> None:
+        """Hook before training (e.g. fit a scaler, remember the process layout); nothing by default."""
 
-    def fit(self, panel: STPanel, *, config: FitConfig | None = None, seed: int = 0) -> PanelForecaster:
-        """Train on every window of ``panel`` (``config.context -> config.horizon``) under ``accelerate``.
+    def fit(
+        self,
+        panel: STPanel,
+        *,
+        config: FitConfig | None = None,
+        seed: int = 0,
+        accelerator: Accelerator | None = None,
+    ) -> PanelForecaster:
+        """Train on every window of ``panel`` (``config.context -> config.horizon``), data-parallel under
+        ``accelerate`` (:func:`train_steps`; ``config.batch_size`` is the global batch).
 
         Args:
             panel: training panel with ``N`` equal to the model's node count, ``T >= L + H``.
             config: :class:`FitConfig` (defaults when ``None``).
-            seed: seed of the shuffling (and of replay sampling where used).
+            seed: seed of the shuffling (and of replay sampling where used); the same on every process.
+            accelerator: the :class:`~accelerate.Accelerator` to train under (default: a new one).
 
         Returns:
             ``self``, with ``history_`` the per-step losses.
@@ -200,8 +280,9 @@ class PanelForecaster(nn.Module):
             raise TypeError(f"panel must be an STPanel, got {type(panel).__name__}")
         if panel.n_nodes != self.n_nodes:
             raise ValueError(f"panel has N={panel.n_nodes} nodes, the model was built for {self.n_nodes}")
+        accelerator = resolve_accelerator(accelerator)
         windows = make_windows(panel, context=config.context, horizon=config.horizon)
-        self.on_fit_start(panel, config)
+        self.on_fit_start(panel, config, accelerator)
         x = torch.as_tensor(windows.x, dtype=torch.float32)
         data = TensorDataset(x, torch.as_tensor(windows.y, dtype=torch.float32), torch.as_tensor(windows.calendar))
         scale = loss_scale(panel)
@@ -217,7 +298,7 @@ class PanelForecaster(nn.Module):
 
         self.history_ = train_steps(self, step, data, steps=config.steps, batch_size=config.batch_size, lr=config.lr,
                                     weight_decay=config.weight_decay, grad_clip=config.grad_clip, seed=seed,
-                                    desc=f"fit {type(self).__name__}")  # fmt: skip
+                                    desc=f"fit {type(self).__name__}", accelerator=accelerator)  # fmt: skip
         return self
 
     @torch.no_grad()
