@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nips25-gora", description="GoRA (NeurIPS 2025) as a peft LoRA adapter.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
-    add_common_arguments(rep, slug="gora", profiles=("quick", "full", "paper"))
+    add_common_arguments(rep, slug="gora", profiles=("quick", "full", "topics", "paper"))
     ini = sub.add_parser("init", help="GoRA-initialise a local causal LM; write a peft adapter and rank.json")
     ini.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM directory")
     ini.add_argument("--data", type=Path, required=True, help="JSONL with query/response or question/answer")
