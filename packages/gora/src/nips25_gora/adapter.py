@@ -107,9 +107,7 @@ def export_rank_json(info: GoraInit, path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def save_adapter(
-    model: nn.Module, out_dir: str | os.PathLike[str], *, accelerator: Any = None
-) -> Path | None:
+def save_adapter(model: nn.Module, out_dir: str | os.PathLike[str], *, accelerator: Any = None) -> Path | None:
     """Save a GoRA ``PeftModel`` (adapter weights + ``adapter_config.json``) and its ``rank.json`` to ``out_dir``.
 
     Safe under a multi-process ``accelerate`` run: every process waits for the others

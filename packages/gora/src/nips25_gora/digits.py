@@ -9,6 +9,7 @@ not along the noise of a random head.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -115,7 +116,7 @@ def load_digits_transfer(*, shots: int, n_val: int = 20, seed: int = 0) -> Digit
     )
 
 
-def _fit(params: list[nn.Parameter], loss_fn, *, steps: int, lr: float) -> None:  # noqa: ANN001
+def _fit(params: list[nn.Parameter], loss_fn: Callable[[], torch.Tensor], *, steps: int, lr: float) -> None:
     opt = torch.optim.Adam(params, lr=lr)
     for _ in range(steps):
         opt.zero_grad(set_to_none=True)

@@ -207,7 +207,7 @@ def accumulate_gradients(
     if steps < n_steps and early_stop_tol is None:
         log.warning("batches ran out after %d of n_steps=%d batches", steps, n_steps)
     distributed = accelerator is not None and getattr(accelerator, "num_processes", 1) > 1
-    total_steps = steps
+    total_steps: float = steps
     if distributed:  # the mean over every batch of every process, also when processes stopped at different steps
         count = torch.tensor(float(steps), device=accelerator.device)
         total_steps = float(accelerator.reduce(count, reduction="sum"))

@@ -58,8 +58,19 @@ PROFILES: dict[str, Profile] = {
     # digits-transfer: GoRA and LoRA (+ the probe-only positive control), 10 test seeds, LR search per method.
     "quick": Profile(("lora", "gora"), 10, 100, 16, 0.0, 4, 16, 0, 0, task="digits", lr_grid=DIGITS_GRID),
     # digits-transfer with every baseline: rsLoRA, PiSSA, LoRA-GA, EVA and full fine-tuning beside GoRA and LoRA.
-    "full": Profile(("lora", "rslora", "pissa", "loraga", "eva", "gora", "full"), 10, 100, 16, 0.0, 4, 16, 0, 0,
-                    task="digits", lr_grid=DIGITS_GRID),  # fmt: skip
+    "full": Profile(
+        ("lora", "rslora", "pissa", "loraga", "eva", "gora", "full"),
+        10,
+        100,
+        16,
+        0.0,
+        4,
+        16,
+        0,
+        0,
+        task="digits",
+        lr_grid=DIGITS_GRID,
+    ),
     # the first design (kept, numbers in the README): MiniLM-L6 on 6-topic chatterbot-corpus, 60 steps of 8.
     "topics": Profile(("lora", "gora"), 3, 60, 8, 5e-4, 4, 8, 125, 24),
     # smoke tests: digits-transfer in seconds; a tiny random-init BERT on the real corpus and tokenizer.

@@ -46,8 +46,9 @@ def _prepared(seed: int, shots: int) -> tuple[Any, DigitsNet]:
 
 
 def _gora_config(p: Any, **kw: Any) -> GoraConfig:
-    return GoraConfig(target_modules=DIGITS_TARGETS, r_ref=p.r_ref, r_min=1, r_max=32, n_steps=p.grad_batches,
-                      modules_to_save=("classifier",), **kw)  # fmt: skip
+    fields: dict[str, Any] = {"target_modules": DIGITS_TARGETS, "r_ref": p.r_ref, "r_min": 1, "r_max": 32,
+                              "n_steps": p.grad_batches, "modules_to_save": ("classifier",)}  # fmt: skip
+    return GoraConfig(**(fields | kw))
 
 
 def _run(method: str, seed: int, lr: float, p: Any, cache: dict[int, Any], *, split: str) -> dict[str, Any]:
@@ -127,10 +128,16 @@ def _paired_claim(cid: str, statement: str, a: str, b: str, acc: dict[str, list[
         statement=statement,
         paper=paper,
         measured={
-            f"{a}_mean": means[a], f"{a}_se": _se(acc[a]), f"{b}_mean": means[b], f"{b}_se": _se(acc[b]),
-            "paired_gap": mean, "paired_gap_se": se, "n_seeds": len(diff),
-            "per_seed": {a: acc[a], b: acc[b]}, "saturated_arms": saturated,
-        },  # fmt: skip
+            f"{a}_mean": means[a],
+            f"{a}_se": _se(acc[a]),
+            f"{b}_mean": means[b],
+            f"{b}_se": _se(acc[b]),
+            "paired_gap": mean,
+            "paired_gap_se": se,
+            "n_seeds": len(diff),
+            "per_seed": {a: acc[a], b: acc[b]},
+            "saturated_arms": saturated,
+        },
         criterion=f"mean paired accuracy gap ({a} - {b}) > 2 SE over {len(diff)} seeds, and both arms' mean "
         f"accuracy inside {SATURATED} (not saturated)",
         holds=bool(mean > 2 * se and not saturated),
@@ -223,8 +230,11 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
                       "validation_accuracy": grid, "chosen": chosen},
         "summary": summary,
     }  # fmt: skip
-    notes = "Test accuracy (mean ± SE over seeds; chosen lr; trainable parameters): " + "; ".join(
-        f"{m} {v['mean']:.3f} ± {v['se']:.3f} (lr {v['lr']}; {v['trainable']})" for m, v in summary.items()) + "."
+    notes = (
+        "Test accuracy (mean ± SE over seeds; chosen lr; trainable parameters): "
+        + "; ".join(f"{m} {v['mean']:.3f} ± {v['se']:.3f} (lr {v['lr']}; {v['trainable']})" for m, v in summary.items())
+        + "."
+    )
     return Report(package="gora", title=title, profile=profile, seed=seed, config=config, claims=claims,
                   wall_time_s=time.perf_counter() - start, figures=figures, notes=notes)  # fmt: skip
 

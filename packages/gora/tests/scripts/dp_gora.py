@@ -16,11 +16,11 @@ from pathlib import Path
 def main(out: Path, global_batch: int) -> None:
     import torch
     from accelerate import Accelerator
+    from nips25_gora import GoraConfig, apply_gora, save_adapter
+    from nips25_gora.training import TrainConfig, make_loader, train
     from peft import PeftModel
     from transformers import BertConfig, BertForSequenceClassification
 
-    from nips25_gora import GoraConfig, apply_gora, save_adapter
-    from nips25_gora.training import TrainConfig, make_loader, train
     from nips25_shared import seed_everything
 
     calls = []
