@@ -59,3 +59,9 @@ def make_batches():
 @pytest.fixture
 def hidden():
     return HIDDEN
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "distributed: runs a script under accelerate launch with 2 CPU processes (nips25_shared.testing)"
+    )

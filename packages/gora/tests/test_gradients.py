@@ -95,3 +95,16 @@ def test_loss_without_grad_names_loss_fn():
     net = nn.Sequential(nn.Linear(3, 2))
     with pytest.raises(ValueError, match="loss_fn"):
         accumulate_gradients(net, [torch.ones(1, 3)], target_modules=("0",), loss_fn=lambda m, x: m(x).sum().detach())
+
+
+def test_offload_to_cpu_gives_the_same_mean(make_bert, make_batches):
+    """Accumulators on the weight's device (default) or in host memory (offload_to_cpu) hold the same mean."""
+    model, batches = make_bert(), make_batches(3)
+    on_device = accumulate_gradients(model, batches, target_modules=TARGETS, n_steps=3)
+    offloaded = accumulate_gradients(model, batches, target_modules=TARGETS, n_steps=3, offload_to_cpu=True)
+    for name in on_device:
+        assert offloaded[name].device.type == "cpu" and offloaded[name].dtype == torch.float32
+        assert on_device[name].device == model.get_submodule(name).weight.device
+        torch.testing.assert_close(offloaded[name], on_device[name], rtol=0, atol=0)
+    with pytest.raises(TypeError, match="offload_to_cpu"):
+        accumulate_gradients(model, batches, target_modules=TARGETS, offload_to_cpu="yes")

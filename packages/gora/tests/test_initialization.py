@@ -69,7 +69,7 @@ def test_apply_gora_at_full_rank_equals_manual_sgd_step(make_bert, make_batches,
     xi = 0.5
     reference = make_bert()
     model = make_bert()
-    config = GoraConfig(target_modules=targets, r_ref=hidden, r_min=hidden, r_max=hidden, xi=xi, n_steps=3, ridge=0.0)
+    config = GoraConfig(target_modules=targets, r_ref=hidden, r_min=hidden, r_max=hidden, xi=xi, n_steps=3)
     peft_model = apply_gora(model, batches, config)
     assert set(peft_model.gora_init.ranks.values()) == {hidden}
     # manual step: mean gradient of the mean loss over the batches, W <- W - xi * G
@@ -137,3 +137,41 @@ def test_projection_and_compress_init_reject_negative_ridge_and_rank_deficient_a
         compress_init(g, torch.zeros(3, 6, dtype=torch.float64), ridge=0.0)
     with pytest.raises(ValueError, match="lora_A is rank-deficient"):
         projection(torch.zeros(3, 6), ridge=0.0)
+
+
+def _ill_conditioned(n: int, cond: float, seed: int) -> torch.Tensor:
+    """A random (n, n) lora_A at peft's kaiming-uniform scale (1/sqrt(n)) with condition number ``cond``."""
+    gen = torch.Generator().manual_seed(seed)
+    u, _ = torch.linalg.qr(torch.randn(n, n, generator=gen, dtype=torch.float64))
+    v, _ = torch.linalg.qr(torch.randn(n, n, generator=gen, dtype=torch.float64))
+    return (u * (torch.logspace(0, -math.log10(cond), n, dtype=torch.float64) / math.sqrt(n))) @ v.T
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_full_rank_ill_conditioned_a_is_one_sgd_step_to_1e6(dtype):
+    """cond(A) = 387 at r = n = 6: the least-squares solve gives s B A = -xi G to 1e-6 (float32 inputs included).
+
+    The official absolute ridge 1e-8 on A A^T (whose condition is 387^2) biases the step by ~4e-4 here: kept as
+    ``ridge=1e-8`` for parity, no longer the default.
+    """
+    a = _ill_conditioned(6, 387.0, seed=0)
+    assert float(torch.linalg.cond(a)) == pytest.approx(387.0, rel=1e-6)
+    g = torch.randn(5, 6, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    s = lora_scaling(6, lora_alpha=16.0)
+    b = compress_init(g.to(dtype), a.to(dtype), xi=0.05, lora_alpha=16.0)
+    step = s * b.double() @ a.to(dtype).double()
+    torch.testing.assert_close(step, -0.05 * g, rtol=0, atol=1e-6)
+    official = compress_init(g, a, xi=0.05, lora_alpha=16.0, ridge=1e-8)
+    assert float((s * official @ a + 0.05 * g).abs().max()) > 1e-5
+
+
+def test_least_squares_handles_a_rank_deficient_a():
+    """ridge=None gives the minimum-norm solve: s B A = -xi sqrt(n/r) G P with P the projector onto A's row space."""
+    g, a = _draw(3, 6, 2, 8)
+    a = torch.cat([a, a[:1]])  # rank 2, three rows
+    p = projection(a)
+    torch.testing.assert_close(p @ p, p, rtol=0, atol=1e-10)
+    assert torch.trace(p).item() == pytest.approx(2.0, abs=1e-10)
+    b = compress_init(g, a, xi=0.1, lora_alpha=4.0, rank_stabilized=False)
+    s = lora_scaling(3, lora_alpha=4.0, rank_stabilized=False)
+    torch.testing.assert_close(s * b @ a, -0.1 * math.sqrt(6 / 3) * g @ p, rtol=1e-9, atol=1e-12)

@@ -9,9 +9,22 @@ from nips25_gora.reproduce import reproduce
 CLAIMS = {"gora-beats-lora", "init-is-descent", "budget-respected", "init-is-cheap"}
 
 
-def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
+def test_reproduce_tiny_digits_transfer_computes_every_claim_and_the_controls(tmp_path):
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
-    assert report.package == "gora" and report.profile == "tiny"
+    assert {c.id for c in report.claims} == CLAIMS | {"positive-control"}
+    measured = {c.id: c.measured for c in report.claims}
+    assert measured["gora-beats-lora"]["n_seeds"] == 2
+    assert all(0.0 <= a <= 1.0 for a in measured["positive-control"]["per_seed"]["probe"])
+    # the full-rank control: GoRA at r = n equals one SGD step of size xi on the gradient batches
+    assert max(measured["init-is-descent"]["control_full_rank_minus_sgd"]) < 1e-5
+    lr_search = report.config["lr_search"]
+    assert set(lr_search["chosen"]) == {"lora", "gora"} and all(v in (1e-3, 1e-2) for v in lr_search["chosen"].values())
+    assert report.figures and all((tmp_path / f).is_file() for f in report.figures)
+
+
+def test_reproduce_tiny_topics_profile_computes_every_claim(tmp_path):
+    report = reproduce(profile="tiny-topics", seed=0, out_dir=tmp_path)
+    assert report.package == "gora" and report.profile == "tiny-topics"
     assert {c.id for c in report.claims} == CLAIMS
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.criterion and claim.measured is not None

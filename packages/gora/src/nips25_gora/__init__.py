@@ -5,7 +5,14 @@ He et al., "GoRA: Gradient-driven Adaptive Low Rank Adaptation", NeurIPS 2025, a
 
 from importlib.metadata import PackageNotFoundError, version
 
-from nips25_gora.adapter import GoraInit, apply_gora, check_rank_pattern, export_rank_json, rank_pattern_keys
+from nips25_gora.adapter import (
+    GoraInit,
+    apply_gora,
+    check_rank_pattern,
+    export_rank_json,
+    rank_pattern_keys,
+    save_adapter,
+)
 from nips25_gora.allocation import allocate_ranks, lora_budget, realised_budget
 from nips25_gora.config import GoraConfig, ImportanceKind
 from nips25_gora.gradients import accumulate_gradients, default_loss, find_target_linears
@@ -36,4 +43,5 @@ __all__ = [
     "projection",
     "rank_pattern_keys",
     "realised_budget",
+    "save_adapter",
 ]

@@ -23,7 +23,7 @@ from nips25_gora.importance import importance
 from nips25_gora.initialization import compress_init, lora_scaling
 from nips25_shared import get_logger
 
-__all__ = ["GoraInit", "apply_gora", "check_rank_pattern", "export_rank_json", "rank_pattern_keys"]
+__all__ = ["GoraInit", "apply_gora", "check_rank_pattern", "export_rank_json", "rank_pattern_keys", "save_adapter"]
 
 log = get_logger(__name__)
 ADAPTER = "default"
@@ -107,6 +107,50 @@ def export_rank_json(info: GoraInit, path: str | os.PathLike[str]) -> Path:
     return p
 
 
+def save_adapter(model: nn.Module, out_dir: str | os.PathLike[str], *, accelerator: Any = None) -> Path | None:
+    """Save a GoRA ``PeftModel`` (adapter weights + ``adapter_config.json``) and its ``rank.json`` to ``out_dir``.
+
+    Safe under a multi-process ``accelerate`` run: every process waits for the others
+    (``accelerator.wait_for_everyone()``), then only the main process writes, from the unwrapped model
+    (``accelerator.unwrap_model``, so a DDP-wrapped model saves like the plain one). The files load with
+    ``PeftModel.from_pretrained(base, out_dir)`` without this package.
+
+    Args:
+        model: the ``PeftModel`` returned by :func:`apply_gora` (possibly prepared by ``accelerator``).
+        out_dir: output directory (created).
+        accelerator: the run's ``accelerate.Accelerator``; ``None`` for a single process.
+
+    Returns:
+        ``out_dir`` as a ``Path`` on the process that wrote, ``None`` on the others.
+
+    Raises:
+        TypeError: if the (unwrapped) model is not a ``PeftModel``.
+
+    Example:
+        >>> import tempfile
+        >>> from peft import LoraConfig, get_peft_model
+        >>> peft_model = get_peft_model(nn.Sequential(nn.Linear(4, 4)), LoraConfig(r=2, target_modules=["0"]))
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     out = save_adapter(peft_model, tmp)
+        ...     sorted(f.name for f in out.iterdir())
+        ['README.md', 'adapter_config.json', 'adapter_model.safetensors']
+    """
+    inner = accelerator.unwrap_model(model) if accelerator is not None else model
+    if not isinstance(inner, PeftModel):
+        raise TypeError(f"model must be a peft PeftModel (from apply_gora), got {type(inner).__name__}")
+    if accelerator is not None:
+        accelerator.wait_for_everyone()
+        if not accelerator.is_main_process:
+            return None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    inner.save_pretrained(str(out))
+    info = getattr(inner, "gora_init", None)
+    if isinstance(info, GoraInit):
+        export_rank_json(info, out)
+    return out
+
+
 def apply_gora(
     model: nn.Module,
     batches: Iterable[Any],
@@ -147,8 +191,18 @@ def apply_gora(
         He et al., "GoRA: Gradient-driven Adaptive Low Rank Adaptation", NeurIPS 2025, arXiv:2502.12171, Alg. 1.
 
     Example:
-        >>> peft_model = apply_gora(model, batches, GoraConfig(target_modules=("query", "value")))  # doctest: +SKIP
-        >>> peft_model.save_pretrained("adapter")  # doctest: +SKIP
+        A two-layer regression net; at full rank (``r_i = n_i``) the adapter is exactly one SGD step of size xi:
+
+        >>> _ = torch.manual_seed(0)
+        >>> net = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 1))
+        >>> batches = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(2)]
+        >>> mse = lambda m, b: ((m(b[0]) - b[1]) ** 2).mean()
+        >>> config = GoraConfig(target_modules=("0",), r_ref=4, r_min=4, r_max=4, n_steps=2, xi=0.1)
+        >>> peft_model = apply_gora(net, batches, config, loss_fn=mse)
+        >>> peft_model.gora_init.ranks
+        {'0': 4}
+        >>> peft_model.gora_init.relative_error["0"] < 1e-6
+        True
     """
     if not isinstance(config, GoraConfig):
         raise TypeError(f"config must be a GoraConfig, got {type(config).__name__}")
@@ -167,6 +221,7 @@ def apply_gora(
         accelerator=accelerator,
         early_stop_tol=config.early_stop_tol,
         importance_kind=config.importance,
+        offload_to_cpu=config.offload_gradients,
     )
     t1 = time.perf_counter()
     shapes = {name: (mod.out_features, mod.in_features) for name, mod in targets.items()}
@@ -211,7 +266,7 @@ def apply_gora(
         with torch.no_grad():
             layer.lora_B[ADAPTER].weight.copy_(b)
         delta = s * b.double().cpu() @ a.detach().double().cpu()
-        g = grads[name].double()
+        g = grads[name].detach().to("cpu", torch.float64)
         g_norm = float(torch.linalg.matrix_norm(g))
         errors[name] = float(torch.linalg.matrix_norm(delta + config.xi * g)) / (config.xi * g_norm) if g_norm else 0.0
     info = GoraInit(

@@ -20,9 +20,14 @@ METHODS: tuple[str, ...] = ("gora", "lora", "rslora", "pissa", "loraga", "eva", 
 
 
 def _token_mask(inputs: dict[str, torch.Tensor], config: Any) -> torch.Tensor:
-    """EVA's token mask for classification batches: the attention mask (every token when there is none)."""
+    """EVA's rows: the attention mask's tokens, every token without one, every row for ``(batch, features)`` input."""
     mask = inputs.get("attention_mask")
-    return (mask if mask is not None else torch.ones_like(inputs["input_ids"])).bool().nonzero()
+    if mask is None and "input_ids" in inputs:
+        mask = torch.ones_like(inputs["input_ids"])
+    if mask is None:  # e.g. digits-transfer's ``pixels``: each row is one input vector
+        first = next(v for k, v in inputs.items() if k != "labels")
+        return torch.arange(len(first))[:, None]
+    return mask.bool().nonzero()
 
 
 def build_method(

@@ -13,15 +13,25 @@ __all__ = ["main"]
 
 
 def _init(args: argparse.Namespace) -> int:
-    """GoRA on a local causal LM with a JSONL of question/answer pairs; saves a peft adapter and rank.json."""
-    import torch
+    """GoRA on a local causal LM with a JSONL of question/answer pairs; saves a peft adapter and rank.json.
 
-    from nips25_gora.adapter import apply_gora, export_rank_json
+    Runs under ``accelerate launch`` as well as alone: the ``--n-steps`` gradient batches of ``--batch-size`` are
+    dealt out to the processes (process ``k`` takes batches ``k, k + P, ...``), the gradients are summed across
+    processes, and only the main process writes the adapter and prints the ranks.
+    """
+    import torch
+    from accelerate import Accelerator
+
+    from nips25_gora.adapter import apply_gora, save_adapter
     from nips25_gora.config import GoraConfig
     from nips25_gora.corpus import load_math_jsonl
     from nips25_gora.models import load_causal_lm
 
     configure_logging(args.verbose - args.quiet)
+    accelerator = Accelerator()
+    n_proc = accelerator.num_processes
+    if args.n_steps % n_proc:
+        raise ValueError(f"--n-steps ({args.n_steps}) must be a multiple of the number of processes ({n_proc})")
     seed_everything(args.seed)
     model, tokenizer = load_causal_lm(args.model, dtype=torch.float32)
     if tokenizer is None:
@@ -36,12 +46,15 @@ def _init(args: argparse.Namespace) -> int:
                         max_length=args.max_length)  # fmt: skip
         labels = enc["input_ids"].masked_fill(enc["attention_mask"] == 0, -100)
         batches.append({**enc, "labels": labels})
-    config = GoraConfig(target_modules=tuple(args.targets), n_steps=len(batches), r_ref=args.r_ref)
-    peft_model = apply_gora(model, batches, config)
-    out = Path(args.out)
-    peft_model.save_pretrained(str(out))
-    export_rank_json(peft_model.gora_init, out)
-    print(json.dumps({"adapter": str(out), "ranks": peft_model.gora_init.ranks}, indent=2))
+    if len(batches) < n_proc:
+        raise ValueError(f"--data: {len(batches)} batches of {args.batch_size} cannot feed {n_proc} processes")
+    mine = batches[accelerator.process_index :: n_proc]
+    config = GoraConfig(target_modules=tuple(args.targets), n_steps=len(mine), r_ref=args.r_ref)
+    model.to(accelerator.device)
+    peft_model = apply_gora(model, mine, config, accelerator=accelerator)
+    out = save_adapter(peft_model, args.out, accelerator=accelerator)
+    if out is not None:
+        print(json.dumps({"adapter": str(out), "ranks": peft_model.gora_init.ranks}, indent=2))
     return 0
 
 
@@ -52,15 +65,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="nips25-gora", description="GoRA (NeurIPS 2025) as a peft LoRA adapter.")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
-    add_common_arguments(rep, slug="gora", profiles=("quick", "full", "paper"))
+    add_common_arguments(rep, slug="gora", profiles=("quick", "full", "topics", "paper"))
     ini = sub.add_parser("init", help="GoRA-initialise a local causal LM; write a peft adapter and rank.json")
     ini.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM directory")
     ini.add_argument("--data", type=Path, required=True, help="JSONL with query/response or question/answer")
     ini.add_argument("--out", type=Path, required=True, help="output directory for the adapter")
     ini.add_argument("--targets", nargs="+", default=list(LLAMA_TARGETS), help="target module names")
     ini.add_argument("--r-ref", type=int, default=8, help="LoRA-equivalent rank (sets the budget)")
-    ini.add_argument("--n-steps", type=int, default=32, help="gradient batches N")
-    ini.add_argument("--batch-size", type=int, default=4)
+    ini.add_argument("--n-steps", type=int, default=32, help="gradient batches N, over all processes")
+    ini.add_argument("--batch-size", type=int, default=4, help="rows per gradient batch")
     ini.add_argument("--max-length", type=int, default=512)
     ini.add_argument("--seed", type=seed_int, default=0)
     ini.add_argument("-v", "--verbose", action="count", default=0)

@@ -36,7 +36,10 @@ class GoraConfig:
             between two steps (after at least 3 steps); ``None`` disables it.
         lora_plus_ratio: LoRA+ learning-rate ratio :math:`\\eta_B/\\eta_A` used by :func:`nips25_gora.train`;
             1 disables LoRA+.
-        ridge: Tikhonov term added to :math:`AA^\\top` in the least-squares solve of :math:`B` (official: 1e-8).
+        ridge: ``None`` (default): :math:`B` by least squares (``lstsq``), exact at any conditioning of ``lora_A``;
+            a number: the Tikhonov term added to :math:`AA^\\top` in the official form (official: ``1e-8``).
+        offload_gradients: keep the gradient accumulators in host memory (the official code's choice, for models
+            whose target weights do not fit twice on the accelerator); default False: on the weight's device.
         renormalize: rescale the ranks once after clipping so that the realised budget is nearer to :math:`B`
             (the official code does not; default False).
         modules_to_save: extra modules trained in full and saved with the adapter (e.g. a new classifier head).
@@ -54,10 +57,11 @@ class GoraConfig:
     rank_stabilized: bool = True
     early_stop_tol: float | None = None
     lora_plus_ratio: float = 16.0
-    ridge: float = 1e-8
+    ridge: float | None = None
     renormalize: bool = False
     modules_to_save: tuple[str, ...] = field(default_factory=tuple)
     lora_dropout: float = 0.0
+    offload_gradients: bool = False
 
     def __post_init__(self) -> None:
         for name in ("target_modules", "modules_to_save"):
@@ -79,6 +83,8 @@ class GoraConfig:
             raise ValueError(f"r_min must be <= r_max, got r_min={self.r_min} > r_max={self.r_max}")
         for name in ("lora_alpha", "xi", "lora_plus_ratio", "ridge", "lora_dropout"):
             value = getattr(self, name)
+            if name == "ridge" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
             object.__setattr__(self, name, float(value))
@@ -86,9 +92,9 @@ class GoraConfig:
             value = getattr(self, name)
             if not math.isfinite(value) or value <= 0:
                 raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-        if not math.isfinite(self.ridge) or self.ridge < 0:
-            raise ValueError(f"ridge must be a finite number >= 0, got {self.ridge!r}")
-        for name in ("rank_stabilized", "renormalize"):
+        if self.ridge is not None and (not math.isfinite(self.ridge) or self.ridge < 0):
+            raise ValueError(f"ridge must be None or a finite number >= 0, got {self.ridge!r}")
+        for name in ("rank_stabilized", "renormalize", "offload_gradients"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if self.importance not in IMPORTANCE_KINDS:

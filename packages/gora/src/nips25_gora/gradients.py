@@ -77,14 +77,19 @@ def accumulate_gradients(
     accelerator: Any = None,
     early_stop_tol: float | None = None,
     importance_kind: ImportanceKind = "union_mean",
+    offload_to_cpu: bool = False,
 ) -> dict[str, torch.Tensor]:
     r"""Mean gradient :math:`\bar G_i = \frac1N\sum_{s=1}^N \partial L_s/\partial W_i` of every target weight.
 
     Only the target weights require gradients while this runs (everything else is frozen, and restored after).
-    Each weight's gradient is streamed into a float32 CPU accumulator by a post-accumulate-grad hook and freed at
-    once, so accelerator memory holds one layer's gradient at a time. Under a multi-process ``accelerate`` run the
-    accumulators are averaged across processes (each process feeds its own batches). The model runs in eval mode
-    (no dropout), so the result is deterministic; the previous mode is restored.
+    Each weight's gradient is added into a float32 accumulator by a post-accumulate-grad hook and ``p.grad`` is
+    freed at once. The accumulators live on the weight's device (no host transfer per layer and step; costs one
+    float32 copy of every target weight in accelerator memory); ``offload_to_cpu=True`` keeps them in host memory
+    instead (the official code's choice, for models whose targets do not fit twice on the device), at the price
+    of a device-to-host copy per layer per step. Under a multi-process ``accelerate`` run the sums and step counts
+    are added across processes (each process feeds its own batches), so the result is the mean over every batch
+    of every process. The model runs in eval mode (no dropout), so the result is deterministic; the previous mode
+    is restored.
 
     Early stop (official code): when ``early_stop_tol`` is set, stop after step :math:`t\ge 3` once every layer has
     :math:`|I_t - I_{t-1}|/I_{t-1} < \mathrm{tol}` for the importance of the running mean.
@@ -99,9 +104,11 @@ def accumulate_gradients(
             and averages the result across processes.
         early_stop_tol: relative importance change below which accumulation stops (None: run all steps).
         importance_kind: importance used by the early-stop rule.
+        offload_to_cpu: keep the float32 accumulators in host memory (default: on the weight's device).
 
     Returns:
-        ``{module_name: G_i}`` with ``G_i`` a ``(out_features, in_features)`` float32 CPU tensor.
+        ``{module_name: G_i}`` with ``G_i`` a ``(out_features, in_features)`` float32 tensor on the weight's device
+        (on the CPU with ``offload_to_cpu=True``).
 
     Raises:
         ValueError: if ``n_steps < 1``, ``batches`` is empty, a target matches nothing, or a gradient is not finite.
@@ -128,7 +135,12 @@ def accumulate_gradients(
     loss_fn = loss_fn or default_loss
     targets = find_target_linears(model, target_modules)
     params = {name: mod.weight for name, mod in targets.items()}
-    acc = {name: torch.zeros(p.shape, dtype=torch.float32) for name, p in params.items()}
+    if not isinstance(offload_to_cpu, bool):
+        raise TypeError(f"offload_to_cpu must be a bool, got {offload_to_cpu!r}")
+    acc = {
+        name: torch.zeros(p.shape, dtype=torch.float32, device="cpu" if offload_to_cpu else p.device)
+        for name, p in params.items()
+    }
     saved_flags = {id(p): p.requires_grad for p in model.parameters()}
     was_training = model.training
     hooks = []
@@ -136,7 +148,7 @@ def accumulate_gradients(
     def make_hook(name: str) -> Callable[[torch.Tensor], None]:
         def hook(p: torch.Tensor) -> None:
             assert p.grad is not None
-            acc[name] += p.grad.detach().to("cpu", torch.float32)
+            acc[name] += p.grad.detach().to(acc[name].device, torch.float32)
             p.grad = None
 
         return hook
@@ -174,7 +186,8 @@ def accumulate_gradients(
             steps += 1
             if early_stop_tol is not None:
                 current = {
-                    n: importance(p.detach().cpu(), acc[n] / steps, kind=importance_kind) for n, p in params.items()
+                    n: importance(p.detach().to(acc[n].device), acc[n] / steps, kind=importance_kind)
+                    for n, p in params.items()
                 }
                 if previous is not None and steps >= 3:
                     change = max(abs(current[n] - previous[n]) / max(previous[n], 1e-30) for n in current)
@@ -193,11 +206,16 @@ def accumulate_gradients(
         raise ValueError("batches must yield at least one batch, got an empty iterable")
     if steps < n_steps and early_stop_tol is None:
         log.warning("batches ran out after %d of n_steps=%d batches", steps, n_steps)
+    distributed = accelerator is not None and getattr(accelerator, "num_processes", 1) > 1
+    total_steps: float = steps
+    if distributed:  # the mean over every batch of every process, also when processes stopped at different steps
+        count = torch.tensor(float(steps), device=accelerator.device)
+        total_steps = float(accelerator.reduce(count, reduction="sum"))
     mean = {}
     for name, total in acc.items():
-        g = total / steps
-        if accelerator is not None and getattr(accelerator, "num_processes", 1) > 1:
-            g = accelerator.reduce(g.to(accelerator.device), reduction="mean").to("cpu", torch.float32)
+        if distributed:
+            total = accelerator.reduce(total.to(accelerator.device), reduction="sum").to(total.device)
+        g = total / total_steps
         if not bool(torch.isfinite(g).all()):
             raise ValueError(f"the accumulated gradient of {name!r} holds NaN or inf")
         mean[name] = g

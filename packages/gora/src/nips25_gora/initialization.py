@@ -25,38 +25,57 @@ def lora_scaling(rank: int, *, lora_alpha: float, rank_stabilized: bool = True) 
     return lora_alpha / (math.sqrt(rank) if rank_stabilized else rank)
 
 
-def projection(lora_A: torch.Tensor, *, ridge: float = 0.0) -> torch.Tensor:
-    r"""Orthogonal projector :math:`P_A = A^\top (AA^\top + \lambda I)^{-1} A` onto the row space of ``lora_A``.
+def projection(lora_A: torch.Tensor, *, ridge: float | None = None) -> torch.Tensor:
+    r"""Orthogonal projector :math:`P_A = A^\top (AA^\top)^{-1} A = A^+ A` onto the row space of ``lora_A``.
 
     Args:
         lora_A: ``(r, n)`` float tensor.
-        ridge: :math:`\lambda \ge 0`.
+        ridge: ``None`` (default): least squares through an SVD (``torch.linalg.lstsq``, driver ``gelsd``), exact
+            at any conditioning of A and the minimum-norm projector when A is rank-deficient; a number
+            :math:`\lambda \ge 0`: the official ridge form :math:`A^\top (AA^\top + \lambda I)^{-1} A`.
 
     Returns:
-        ``(n, n)`` float64 tensor; symmetric, idempotent and of rank ``r`` when ``ridge == 0`` and A has full row rank.
+        ``(n, n)`` float64 tensor; symmetric, idempotent and of rank ``rank(A)`` unless a ridge > 0 is given.
 
     Raises:
         ValueError: if ``ridge`` is negative or not finite, or ``lora_A`` is rank-deficient with ``ridge == 0``.
+
+    Example:
+        >>> projection(torch.tensor([[2.0, 0.0, 0.0]]))
+        tensor([[1., 0., 0.],
+                [0., 0., 0.],
+                [0., 0., 0.]], dtype=torch.float64)
     """
     a = check_matrix("lora_A", lora_A).detach().to("cpu", torch.float64)
     _check_ridge(ridge)
-    return a.T @ _solve_gram(a, a, ridge=ridge)
+    return a.T @ _pinv_times(a, torch.eye(a.shape[1], dtype=torch.float64), ridge=ridge)
 
 
 def _check_ridge(ridge: object) -> None:
+    if ridge is None:
+        return
     if isinstance(ridge, bool) or not isinstance(ridge, numbers.Real) or not math.isfinite(ridge) or ridge < 0:
-        raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
+        raise ValueError(f"ridge must be None or a finite number >= 0, got {ridge!r}")
 
 
-def _solve_gram(a: torch.Tensor, rhs: torch.Tensor, *, ridge: float) -> torch.Tensor:
-    r""":math:`(AA^\top + \lambda I)^{-1}` ``rhs`` in float64; a ValueError naming lora_A when it is singular."""
+def _pinv_times(a: torch.Tensor, m: torch.Tensor, *, ridge: float | None) -> torch.Tensor:
+    r""":math:`(AA^\top + \lambda I)^{-1} A M` in float64 (``a`` is ``(r, n)``, ``m`` is ``(n, k)``).
+
+    ``ridge=None`` solves :math:`\min_X \|A^\top X - M\|_F` with ``lstsq`` (SVD driver ``gelsd``): the same
+    :math:`X = (AA^\top)^{-1}AM` for a full-row-rank A without forming :math:`AA^\top` (whose condition number
+    is the square of A's), and the minimum-norm :math:`X = (A^\top)^+ M` for a rank-deficient A. A number
+    forms the Gram matrix with the ridge (the official code's form); a singular Gram matrix raises a ValueError
+    naming ``lora_A``.
+    """
+    if ridge is None:
+        return torch.linalg.lstsq(a.T, m, driver="gelsd").solution
     gram = a @ a.T + float(ridge) * torch.eye(a.shape[0], dtype=torch.float64)
     try:
-        return torch.linalg.solve(gram, rhs)
+        return torch.linalg.solve(gram, a @ m)
     except torch.linalg.LinAlgError:
         raise ValueError(
             f"lora_A is rank-deficient (A A^T + {ridge} I is singular for lora_A of shape {tuple(a.shape)}): "
-            "use a full-row-rank lora_A or ridge > 0"
+            "use a full-row-rank lora_A, ridge=None (least squares) or ridge > 0"
         ) from None
 
 
@@ -68,13 +87,14 @@ def compress_init(
     xi: float = 5e-2,
     lora_alpha: float = 16.0,
     rank_stabilized: bool = True,
-    ridge: float = 1e-8,
+    ridge: float | None = None,
 ) -> torch.Tensor:
     r"""``lora_B`` such that the initial update is one compressed gradient-DESCENT step (GoRA, Sec. 3.3).
 
     With :math:`A\in\mathbb{R}^{r\times n}` fixed (peft's kaiming-uniform draw) and :math:`s` LoRA's scaling,
 
-    .. math:: B = -\frac{\xi}{s}\sqrt{\frac{n}{r}}\ \bar G A^\top (AA^\top + \lambda I)^{-1},
+    .. math:: B = -\frac{\xi}{s}\sqrt{\frac{n}{r}}\ \bar G A^+,
+       \qquad A^+ = A^\top (AA^\top)^{-1},
        \qquad \Delta W(0) = sBA = -\xi\sqrt{n/r}\ \bar G P_A .
 
     :math:`B` is the least-squares fit of the scaled negative gradient in the row space of :math:`A`. Since
@@ -89,7 +109,10 @@ def compress_init(
         xi: step size :math:`\xi > 0`.
         lora_alpha: LoRA's :math:`\alpha > 0`.
         rank_stabilized: scaling :math:`\alpha/\sqrt r` (True) or :math:`\alpha/r`.
-        ridge: :math:`\lambda \ge 0` added to :math:`AA^\top` (official: 1e-8).
+        ridge: ``None`` (default): :math:`\bar G A^+` by least squares (``torch.linalg.lstsq``, SVD), exact at any
+            conditioning of A, so at :math:`r = n` the update is :math:`-\xi\bar G` to float64 precision. A number
+            :math:`\lambda \ge 0` uses the official form :math:`\bar G A^\top(AA^\top + \lambda I)^{-1}`
+            (official: ``1e-8``, absolute, which biases the step when A is ill-conditioned).
 
     Returns:
         ``(m, r)`` tensor with ``lora_A``'s dtype and device: the new ``lora_B.weight``.
@@ -121,6 +144,6 @@ def compress_init(
     s = lora_scaling(r, lora_alpha=lora_alpha, rank_stabilized=rank_stabilized)
     a = lora_A.detach().to("cpu", torch.float64)
     g = grad.detach().to("cpu", torch.float64)
-    b = _solve_gram(a, a @ g.T, ridge=ridge).T  # G A^T (A A^T + ridge I)^{-1}, (m, r)
+    b = _pinv_times(a, g.T, ridge=ridge).T  # G A^T (A A^T + ridge I)^{-1} = G A^+ at ridge None, (m, r)
     b = b * (-xi * math.sqrt(n / r) / s)
     return b.to(device=lora_A.device, dtype=lora_A.dtype)

@@ -28,7 +28,13 @@ TITLE = "GoRA: Gradient-driven Adaptive Low Rank Adaptation"
 
 @dataclass(frozen=True)
 class Profile:
-    """Scale of one reproduction run (fixed before running)."""
+    """Scale of one reproduction run (fixed before running).
+
+    ``task="digits"``: the brief's digits-transfer (an MLP pretrained on digits 0-4 in the package, a linear probe
+    for the new head, then few-shot adaptation to 5-9 with ``shots`` images per class), every method's learning
+    rate chosen from ``lr_grid`` on a validation split (``lr_seeds`` seeds apart from the test seeds).
+    ``task="topics"``: the first design (MiniLM-L6 on 6-topic chatterbot-corpus, one fixed learning rate ``lr``).
+    """
 
     methods: tuple[str, ...]
     n_seeds: int
@@ -40,15 +46,36 @@ class Profile:
     per_class: int
     max_length: int
     tiny_model: bool = False
+    task: str = "topics"
+    shots: int = 5
+    lr_grid: tuple[float, ...] = ()
+    lr_seeds: int = 2
+    r_ref: int = 4
 
 
+DIGITS_GRID = (1e-3, 3e-3, 1e-2)
 PROFILES: dict[str, Profile] = {
-    # minutes on 2 CPU cores: GoRA and LoRA, 3 seeds, 60 steps of 8 utterances on the real MiniLM-L6.
-    "quick": Profile(("lora", "gora"), 3, 60, 8, 5e-4, 4, 8, 125, 24),
-    # every baseline of the harness, longer training (~15 min on CPU).
-    "full": Profile(("lora", "rslora", "pissa", "loraga", "eva", "gora", "full"), 3, 300, 16, 5e-4, 8, 16, 125, 32),
-    # smoke test: a tiny random-init BERT on the real corpus and tokenizer, seconds.
-    "tiny": Profile(("lora", "gora"), 2, 3, 4, 5e-4, 1, 4, 12, 16, tiny_model=True),
+    # digits-transfer: GoRA and LoRA (+ the probe-only positive control), 10 test seeds, LR search per method.
+    "quick": Profile(("lora", "gora"), 10, 100, 16, 0.0, 4, 16, 0, 0, task="digits", lr_grid=DIGITS_GRID),
+    # digits-transfer with every baseline: rsLoRA, PiSSA, LoRA-GA, EVA and full fine-tuning beside GoRA and LoRA.
+    "full": Profile(
+        ("lora", "rslora", "pissa", "loraga", "eva", "gora", "full"),
+        10,
+        100,
+        16,
+        0.0,
+        4,
+        16,
+        0,
+        0,
+        task="digits",
+        lr_grid=DIGITS_GRID,
+    ),
+    # the first design (kept, numbers in the README): MiniLM-L6 on 6-topic chatterbot-corpus, 60 steps of 8.
+    "topics": Profile(("lora", "gora"), 3, 60, 8, 5e-4, 4, 8, 125, 24),
+    # smoke tests: digits-transfer in seconds; a tiny random-init BERT on the real corpus and tokenizer.
+    "tiny": Profile(("lora", "gora"), 2, 5, 8, 0.0, 1, 8, 0, 0, task="digits", lr_grid=(1e-3, 1e-2), lr_seeds=1),
+    "tiny-topics": Profile(("lora", "gora"), 2, 3, 4, 5e-4, 1, 4, 12, 16, tiny_model=True),
 }
 # the paper's scale: Llama-3.1-8B / T5-base on GPUs; see README ("--profile paper").
 PAPER_ENV = ("NIPS25_GORA_MODEL", "NIPS25_GORA_DATA")
@@ -106,8 +133,9 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     15 % of LoRA's and every rank within [r_min, r_max]; (4) GoRA's init costs < 10 % of its training time.
 
     Args:
-        profile: ``"quick"`` (default, about 5 min on 2 shared CPU cores), ``"full"`` (all baselines),
-            ``"tiny"`` (smoke test), or
+        profile: ``"quick"`` (default: digits-transfer, GoRA vs LoRA), ``"full"`` (digits-transfer, every
+            baseline), ``"topics"`` (the first design: MiniLM-L6 on chatterbot-corpus), ``"tiny"`` /
+            ``"tiny-topics"`` (smoke tests), or
             ``"paper"`` (needs a GPU, a local causal LM and data; see the README).
         seed: first seed; the run uses ``seed, seed + 1, ...``.
         out_dir: directory for the figure.
@@ -134,6 +162,10 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(min(2, torch.get_num_threads()))
+    if p.task == "digits":
+        from nips25_gora.transfer import reproduce_digits
+
+        return reproduce_digits(p, profile=profile, seed=seed, out_dir=out_dir, title=TITLE, start=start)
     data = load_topics(per_class=p.per_class)
     _, tokenizer = load_minilm_classifier(len(data.label_names)) if not p.tiny_model else (None, None)
     if tokenizer is None:

@@ -105,9 +105,10 @@ class TrainConfig:
 
 @dataclass
 class TrainLog:
-    """Per-step training losses and the wall time of the loop (seconds)."""
+    """Per-step training losses, the learning rate each step used (of the first parameter group), and wall time."""
 
     losses: list[float] = field(default_factory=list)
+    lrs: list[float] = field(default_factory=list)
     seconds: float = 0.0
     seconds_per_step: float = 0.0
 
@@ -137,18 +138,43 @@ def _cycle(loader: DataLoader) -> Iterator[Any]:
 def train(model: nn.Module, loader: DataLoader, config: TrainConfig, *, accelerator: Any = None) -> TrainLog:
     """Fine-tune ``model`` (a ``PeftModel`` or a plain model for full fine-tuning) for ``config.steps`` steps.
 
-    The loop runs under ``accelerate`` (``accelerate launch`` takes it to many GPUs): model, optimizer, loader and
-    scheduler go through ``accelerator.prepare``. A ``PeftModel`` gets LoRA+ (``lora_B`` and 1-D parameters at
-    ``lr * lora_plus_ratio``); the learning rate follows a linear warmup and cosine decay.
+    The loop runs under ``accelerate`` (``accelerate launch`` takes it to many processes and GPUs): model,
+    optimizer and loader go through ``accelerator.prepare``, so each process draws its own share of every global
+    batch (``loader.batch_size`` rows per process; global batch ``num_processes * batch_size``) and the gradients
+    are averaged across processes. The learning-rate schedule (linear warmup, cosine decay over ``config.steps``)
+    is *not* prepared: accelerate steps a prepared scheduler once per process per optimizer step, which under
+    ``N`` processes ends the cosine at step ``steps / N`` and climbs back. It is stepped here once per real
+    optimizer step (skipped steps of mixed precision do not count). A ``PeftModel`` gets LoRA+ (``lora_B`` and
+    1-D parameters at ``lr * lora_plus_ratio``). The loop writes no files.
 
     Args:
         model: the model; ``model(**batch).loss`` is minimised.
         loader: ``DataLoader`` of batches with ``labels`` (cycled when shorter than ``steps``).
         config: :class:`TrainConfig`.
-        accelerator: an ``accelerate.Accelerator``; a CPU/GPU default one is made when ``None``.
+        accelerator: an ``accelerate.Accelerator`` (device placement, processes, mixed precision); a default one
+            is made when ``None``.
 
     Returns:
-        :class:`TrainLog` with the loss of each step and the loop's wall time.
+        :class:`TrainLog` with the loss of each step (averaged over processes) and the loop's wall time. The
+        trained model is updated in place (take attributes through ``accelerator.unwrap_model``).
+
+    Raises:
+        TypeError: if ``config`` is not a :class:`TrainConfig`.
+
+    Example:
+        >>> from torch import nn
+        >>> class Regressor(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.lin = nn.Linear(2, 1)
+        ...     def forward(self, x, labels):
+        ...         return type("Out", (), {"loss": ((self.lin(x)[:, 0] - labels) ** 2).mean()})()
+        >>> _ = torch.manual_seed(0)
+        >>> data = {"x": torch.randn(16, 2), "labels": torch.randn(16)}
+        >>> log = train(Regressor(), make_loader(data, batch_size=4, seed=0),
+        ...             TrainConfig(steps=8, batch_size=4, lr=1e-2, lora_plus_ratio=1.0))
+        >>> len(log.losses)
+        8
     """
     from accelerate import Accelerator
     from transformers import get_cosine_schedule_with_warmup
@@ -158,22 +184,26 @@ def train(model: nn.Module, loader: DataLoader, config: TrainConfig, *, accelera
     accelerator = accelerator or Accelerator()
     optimizer = _optimizer(model, config)
     scheduler = get_cosine_schedule_with_warmup(optimizer, math.ceil(config.warmup_ratio * config.steps), config.steps)
-    model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
+    # The scheduler stays outside ``prepare``: a prepared scheduler steps once per process per optimizer step.
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
     model.train()
     log = TrainLog()
     params = [p for p in model.parameters() if p.requires_grad]
     batches = _cycle(loader)
     start = time.perf_counter()
-    for _ in progress(range(config.steps), desc="train"):
+    steps = range(config.steps)
+    for _ in progress(steps, desc="train") if accelerator.is_main_process else steps:
         batch = next(batches)
         loss = model(**batch).loss
         accelerator.backward(loss)
         if config.max_grad_norm is not None:
             accelerator.clip_grad_norm_(params, config.max_grad_norm)
+        log.lrs.append(float(optimizer.param_groups[0]["lr"]))
         optimizer.step()
-        scheduler.step()
+        if not accelerator.optimizer_step_was_skipped:
+            scheduler.step()
         optimizer.zero_grad(set_to_none=True)
-        log.losses.append(float(loss.detach()))
+        log.losses.append(float(accelerator.reduce(loss.detach(), reduction="mean")))
     log.seconds = time.perf_counter() - start
     log.seconds_per_step = log.seconds / config.steps
     return log
