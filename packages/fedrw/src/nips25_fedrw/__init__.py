@@ -8,7 +8,14 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from nips25_fedrw.corpus import CORPORA, load_corpus, overlapping_clients, plant_duplicates, split_clients
+from nips25_fedrw.corpus import (
+    CORPORA,
+    load_corpus,
+    overlapping_clients,
+    plant_duplicates,
+    plant_hot_duplicates,
+    split_clients,
+)
 from nips25_fedrw.count_encoding import answerer_items, capped_counts, querier_items
 from nips25_fedrw.dedup import DedupResult, ep_mpd_hard_dedup, trusted_party_dedup
 from nips25_fedrw.intersection import OpenMinedPSI, PlainOracle, PSIBackend, PSIRun
@@ -92,6 +99,7 @@ __all__ = [
     "perplexity",
     "plaintext_frequencies",
     "plant_duplicates",
+    "plant_hot_duplicates",
     "ppmpr",
     "ppmpr_in_process",
     "querier_items",
