@@ -67,7 +67,7 @@ def test_readme_quickstart_runs():
     assert block is not None
     namespace: dict[str, object] = {}
     exec(compile(block.group(1), "README.md", "exec"), namespace)
-    assert namespace["freq"][0].tolist() == [3, 3, 1, 3]  # type: ignore[index]
+    assert namespace["res"].freq[0].tolist() == [3, 3, 1, 3]  # type: ignore[attr-defined]
 
 
 def test_cli_simulate_runs_client_processes_on_user_files(tmp_path, capsys):
