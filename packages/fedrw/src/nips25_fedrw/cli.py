@@ -7,7 +7,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, positive_int, run_reproduce, seed_int
+from nips25_shared import (
+    add_common_arguments,
+    configure_logging,
+    positive_int,
+    run_reproduce,
+    seed_everything,
+    seed_int,
+)
 
 __all__ = ["main"]
 
@@ -122,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             run_reproduce(reproduce, args)
         else:
             configure_logging(args.verbose - args.quiet - 1)
+            seed_everything(args.seed)
             reproduce(profile=args.profile, seed=args.seed, out_dir=args.out)
         state.wait_for_everyone()
         return 0
