@@ -26,7 +26,7 @@ from nips25_fedrw import (
     ep_mpd_hard_dedup,
     load_corpus,
     overlapping_clients,
-    ppmpr,
+    ppmpr_in_process,
     round_robin_schedule,
 )
 
@@ -44,7 +44,7 @@ def _measure(method: str, k: int, n_items: int, repeats: int) -> dict[str, float
     par, ser, runs, mb = [], [], 0, 0.0
     for r in range(repeats):
         if method == "ppmpr":
-            res = ppmpr(clients, backend=psi, seed=r)
+            res = ppmpr_in_process(clients, backend=psi, seed=r)
             par.append(res.timings["parallel"])
             ser.append(res.timings["total"])
             runs, mb = res.psi_runs, res.transcript_bytes / 1e6

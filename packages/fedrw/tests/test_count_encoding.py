@@ -14,7 +14,7 @@ from nips25_fedrw import (
     answerer_items,
     capped_counts,
     plaintext_frequencies,
-    ppmpr,
+    ppmpr_in_process,
     querier_items,
     simulate,
 )
@@ -43,14 +43,14 @@ def test_encoding_known_answer_matches_are_capped_counts():
 def test_count_encoded_ppmpr_frequencies_equal_capped_plaintext_counts(cap):
     """Through openmined-psi: F_i(x) = c_i(x) + sum_j min(c_j(x), T), for every sample of every client."""
     clients = _clients()
-    res = ppmpr(clients, seed=0, count_cap=cap)
+    res = ppmpr_in_process(clients, seed=0, count_cap=cap)
     local = [Counter(c.keys) for c in clients]
     for c in clients:
         hand = [local[c.id][x] + sum(min(o[x], cap) for j, o in enumerate(local) if j != c.id) for x in c.keys]
         assert res.freq[c.id].tolist() == hand == plaintext_frequencies(clients, count_cap=cap)[c.id].tolist()
     assert res.count_cap == cap and res.timings["secure_sum"] == 0.0 and res.psi_runs == 6
     if cap >= 5:  # every count <= T: the exact global frequencies, as the secure-sum variant gives
-        exact = ppmpr(clients, seed=0).freq
+        exact = ppmpr_in_process(clients, seed=0).freq
         assert all(np.array_equal(res.freq[i], exact[i]) for i in exact)
         assert res.freq[0].tolist() == [10, 10, 4, 1]
 
@@ -60,7 +60,7 @@ def test_count_encoded_ppmpr_frequencies_equal_capped_plaintext_counts(cap):
        st.integers(1, 4))  # fmt: skip
 def test_count_encoding_equals_plaintext_for_random_multisets(samples, cap):
     clients = [Client(k, tuple(s)) for k, s in enumerate(samples)]
-    res = ppmpr(clients, backend=PlainOracle(), seed=0, count_cap=cap)
+    res = ppmpr_in_process(clients, backend=PlainOracle(), seed=0, count_cap=cap)
     ref = plaintext_frequencies(clients, count_cap=cap)
     assert all(np.array_equal(res.freq[i], ref[i]) for i in ref)
 
@@ -69,7 +69,7 @@ def test_what_a_client_learns_under_count_encoding():
     """Client 0 learns each partner's count of its own items, capped at T, and nothing of items it lacks."""
     cap = 2
     clients = _clients()
-    res = ppmpr(clients, seed=0, count_cap=cap)
+    res = ppmpr_in_process(clients, seed=0, count_cap=cap)
     view = res.views[0]
     items = sorted(set(clients[0].keys))  # [only zero line, summer day, the rose]
     assert items == [b"only zero line", b"summer day", b"the rose"]
@@ -83,11 +83,11 @@ def test_what_a_client_learns_under_count_encoding():
         assert blob and others and not any(x in blob for x in others)
     # counts above T are hidden: client 1 holding the rose 5x or 2x gives client 0 the same view
     fewer = [clients[0], Client(1, ("the rose",) * 2 + ("summer day", "only one line")), clients[2]]
-    v2 = ppmpr(fewer, seed=0, backend=PlainOracle(), count_cap=cap).views[0]
+    v2 = ppmpr_in_process(fewer, seed=0, backend=PlainOracle(), count_cap=cap).views[0]
     assert all(np.array_equal(view.partner_counts[j], v2.partner_counts[j]) for j in (1, 2))
     # ...but below T the per-partner split is revealed (unlike the secure-sum variant, which reveals only sums)
     moved = [clients[0], Client(1, ("the rose", "summer day", "only one line")), clients[2]]
-    v3 = ppmpr(moved, seed=0, backend=PlainOracle(), count_cap=cap).views[0]
+    v3 = ppmpr_in_process(moved, seed=0, backend=PlainOracle(), count_cap=cap).views[0]
     assert v3.partner_counts[1].tolist() == [0, 1, 1]
 
 
@@ -95,7 +95,7 @@ def test_simulate_count_encoded_equals_in_process():
     """One process per client over loopback, count-encoded PSI: the in-process capped frequencies."""
     clients = _clients()
     out = simulate(clients, seed=0, timeout=120, count_cap=2)
-    ref = ppmpr(clients, seed=0, count_cap=2).freq
+    ref = ppmpr_in_process(clients, seed=0, count_cap=2).freq
     assert {i: f.tolist() for i, f in out.freq.items()} == {i: f.tolist() for i, f in ref.items()}
     assert out.phase_seconds[0]["secure_sum"] == 0.0
 
@@ -103,9 +103,9 @@ def test_simulate_count_encoded_equals_in_process():
 def test_count_encoding_rejects_bad_input():
     for bad in (0, -1, 1 << 17):
         with pytest.raises(ValueError, match="count_cap"):
-            ppmpr(_clients(), count_cap=bad)
+            ppmpr_in_process(_clients(), count_cap=bad)
     with pytest.raises(TypeError, match="count_cap"):
-        ppmpr(_clients(), count_cap=2.0)  # type: ignore[arg-type]
+        ppmpr_in_process(_clients(), count_cap=2.0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="count_cap"):
         simulate(_clients(), count_cap=True)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="count_cap"):

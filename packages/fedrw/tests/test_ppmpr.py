@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from nips25_fedrw import Client, PlainOracle, contribution_vectors, ppmpr, secure_sum, simulate
+from nips25_fedrw import Client, PlainOracle, contribution_vectors, ppmpr_in_process, secure_sum, simulate
 
 
 def _clients() -> list[Client]:
@@ -29,7 +29,7 @@ def _central(clients: list[Client]) -> dict[int, list[int]]:
 def test_ppmpr_frequencies_equal_central_counter():
     """F_i(x) from PSI + secure sums equals a central Counter over all multisets (canonicalised whitespace too)."""
     clients = _clients()
-    res = ppmpr(clients, seed=0)
+    res = ppmpr_in_process(clients, seed=0)
     expected = _central(clients)
     assert {i: f.tolist() for i, f in res.freq.items()} == expected
     assert expected[0] == [4, 4, 4, 1] and expected[3] == [4, 1]
@@ -58,7 +58,7 @@ def test_secure_sum_and_contribution_vectors_known_answer():
 def test_client_view_holds_no_other_plaintext_and_only_aggregates():
     """A client's received bytes hold no sample it lacks; its outputs depend on other clients' counts only via sums."""
     clients = _clients()
-    res = ppmpr(clients, seed=1)
+    res = ppmpr_in_process(clients, seed=1)
     for i, view in res.views.items():
         blob = b"".join(view.psi_messages) + b"".join(p.tobytes() for p in view.positions_received.values())
         own = set(clients[i].keys)
@@ -68,7 +68,7 @@ def test_client_view_holds_no_other_plaintext_and_only_aggregates():
     # move one copy of "summer day" from client 1 (2 copies) to client 3 (holds it): client 0's view is unchanged
     moved = [clients[0], Client(1, ("the rose", "summer day", "only one line", "shared by 1 and 2")), clients[2],
              Client(3, ("summer  day ", "alone at three", "summer day"))]  # fmt: skip
-    res2 = ppmpr(moved, seed=1, backend=PlainOracle())
+    res2 = ppmpr_in_process(moved, seed=1, backend=PlainOracle())
     assert np.array_equal(res.views[0].secure_sum_output, res2.views[0].secure_sum_output)
     assert all(np.array_equal(res.views[0].shared_with[j], res2.views[0].shared_with[j]) for j in (1, 2, 3))
 
@@ -86,11 +86,11 @@ def test_simulate_with_one_process_per_client_equals_in_process():
 
 def test_ppmpr_and_secure_sum_reject_bad_input():
     with pytest.raises(ValueError, match="at least 2"):
-        ppmpr([Client(0, ("a",))])
+        ppmpr_in_process([Client(0, ("a",))])
     with pytest.raises(ValueError, match=r"clients\[1\].id"):
-        ppmpr([Client(0, ("a",)), Client(2, ("b",))])
+        ppmpr_in_process([Client(0, ("a",)), Client(2, ("b",))])
     with pytest.raises(TypeError, match="backend"):
-        ppmpr(_clients(), backend=object())  # type: ignore[arg-type]
+        ppmpr_in_process(_clients(), backend=object())  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="samples"):
         Client(0, ())
     with pytest.raises(TypeError, match="samples"):
@@ -107,9 +107,9 @@ def test_ppmpr_and_secure_sum_reject_bad_input():
         simulate(_clients(), timeout=0)
     # review fix: a negative seed, a NaN/inf timeout were numpy errors or accepted
     with pytest.raises(ValueError, match="seed"):
-        ppmpr(_clients(), seed=-1)
+        ppmpr_in_process(_clients(), seed=-1)
     with pytest.raises(TypeError, match="seed"):
-        ppmpr(_clients(), seed=1.5)  # type: ignore[arg-type]
+        ppmpr_in_process(_clients(), seed=1.5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="seed"):
         simulate(_clients(), seed=-1)
     # review fix: contribution_vectors silently accepted a wrong-length permutation and raised KeyError on a

@@ -10,7 +10,8 @@ from nips25_fedrw.cli import main
 from nips25_fedrw.reproduce import reproduce
 
 CLAIMS = {"fedrw-lower-perplexity", "fedrw-lower-perplexity-every-rate", "fedrw-lower-perplexity-non-iid",
-          "ppmpr-faster-than-ep-mpd", "ppmpr-exact-frequencies", "client-view-reveals-only-aggregates"}  # fmt: skip
+          "ppmpr-faster-than-ep-mpd", "ppmpr-exact-frequencies", "client-view-reveals-only-aggregates",
+          "duplicates-hurt-control"}  # fmt: skip
 
 
 def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
@@ -21,8 +22,14 @@ def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
         assert isinstance(claim.holds, bool) and claim.criterion and claim.measured is not None
     measured = {c.id: c.measured for c in report.claims}
     ppl = measured["fedrw-lower-perplexity"]["mean_ppl"]
-    assert set(ppl) == {"none", "hard_ep_mpd", "fedrw"} and all(1.0 < v < 258.0 * 2 for v in ppl.values())
-    assert set(measured["fedrw-lower-perplexity-every-rate"]) == {"IID 0.1", "IID 0.2", "IID 0.3"}
+    assert set(ppl) == {"none", "hard_ep_mpd", "fedrw", "fedrw_inv"} and all(1.0 < v < 258.0 * 2 for v in ppl.values())
+    steps = measured["fedrw-lower-perplexity"]["steps"]
+    assert len(set(steps.values())) == 1  # equal optimisation steps in every arm
+    assert set(measured["fedrw-lower-perplexity-every-rate"]) == {"IID 0.1", "IID 0.3"}
+    control = measured["duplicates-hurt-control"]["hot"]
+    assert control["none_test_over_train_ppl"] > 0 and isinstance(control["control_seen"], bool)
+    privacy = measured["client-view-reveals-only-aggregates"]
+    assert privacy["deduced_counts_true"] is True and privacy["exactly_revealed_counts"] > 0
     assert set(measured["fedrw-lower-perplexity-non-iid"]) == {"non-IID 0.3"}
     assert measured["fedrw-lower-perplexity-non-iid"]["non-IID 0.3"]["mean_ppl"]["fedrw"] > 1.0
     assert set(measured["ppmpr-faster-than-ep-mpd"]["ratio_parallel"]) == {"2", "3"}
@@ -60,7 +67,7 @@ def test_readme_quickstart_runs():
     assert block is not None
     namespace: dict[str, object] = {}
     exec(compile(block.group(1), "README.md", "exec"), namespace)
-    assert namespace["freq"][0].tolist() == [3, 3, 1, 3]  # type: ignore[index]
+    assert namespace["res"].freq[0].tolist() == [3, 3, 1, 3]  # type: ignore[attr-defined]
 
 
 def test_cli_simulate_runs_client_processes_on_user_files(tmp_path, capsys):

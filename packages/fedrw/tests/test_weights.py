@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from nips25_fedrw import Client, PlainOracle, ppmpr, sample_weights
+from nips25_fedrw import Client, PlainOracle, ppmpr_in_process, sample_weights
 
 
 def test_weights_on_a_hand_built_example():
@@ -27,7 +27,7 @@ def test_inverse_frequency_weights_turn_the_duplicated_loss_into_the_deduplicate
     """With w = 1/F (exact F), sum over all copies of w(x) l(x) equals the sum of l over distinct samples."""
     clients = [Client(0, ("a", "b", "a", "c")), Client(1, ("a", "c", "d")), Client(2, ("d", "d", "e"))]
     loss = {b"a": 1.3, b"b": 0.2, b"c": 2.5, b"d": 0.7, b"e": 1.1}
-    res = ppmpr(clients, backend=PlainOracle(), seed=0)
+    res = ppmpr_in_process(clients, backend=PlainOracle(), seed=0)
     total = sum(float(w) * loss[k] for c in clients for k, w in zip(c.keys, sample_weights(res.freq[c.id], kind="inv")))
     assert total == pytest.approx(sum(loss.values()), rel=1e-12)
     counter = Counter(k for c in clients for k in c.keys)

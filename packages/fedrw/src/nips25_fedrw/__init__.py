@@ -8,15 +8,30 @@ from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from nips25_fedrw.corpus import CORPORA, load_corpus, overlapping_clients, plant_duplicates, split_clients
+from nips25_fedrw.corpus import (
+    CORPORA,
+    load_corpus,
+    overlapping_clients,
+    plant_duplicates,
+    plant_hot_duplicates,
+    split_clients,
+)
 from nips25_fedrw.count_encoding import answerer_items, capped_counts, querier_items
 from nips25_fedrw.dedup import DedupResult, ep_mpd_hard_dedup, trusted_party_dedup
 from nips25_fedrw.intersection import OpenMinedPSI, PlainOracle, PSIBackend, PSIRun
-from nips25_fedrw.ppmpr import ClientView, PPMPRResult, contribution_vectors, plaintext_frequencies, ppmpr
+from nips25_fedrw.leakage import ItemInference, client_inferences
+from nips25_fedrw.ppmpr import (
+    ClientView,
+    PPMPRResult,
+    contribution_vectors,
+    plaintext_frequencies,
+    ppmpr,
+    ppmpr_in_process,
+)
 from nips25_fedrw.samples import Client, canonicalize
 from nips25_fedrw.schedule import round_robin_schedule
 from nips25_fedrw.secure_sum import run_party, secure_sum
-from nips25_fedrw.simulate import simulate
+from nips25_fedrw.simulate import SimulationResult, simulate
 from nips25_fedrw.weights import WEIGHT_KINDS, sample_weights
 
 if TYPE_CHECKING:
@@ -60,17 +75,20 @@ __all__ = [
     "ClientView",
     "DedupResult",
     "FedAvgConfig",
+    "ItemInference",
     "LMConfig",
     "OpenMinedPSI",
     "PPMPRResult",
     "PSIBackend",
     "PSIRun",
     "PlainOracle",
+    "SimulationResult",
     "TinyCausalLM",
     "__version__",
     "answerer_items",
     "canonicalize",
     "capped_counts",
+    "client_inferences",
     "contribution_vectors",
     "encode_samples",
     "ep_mpd_hard_dedup",
@@ -81,7 +99,9 @@ __all__ = [
     "perplexity",
     "plaintext_frequencies",
     "plant_duplicates",
+    "plant_hot_duplicates",
     "ppmpr",
+    "ppmpr_in_process",
     "querier_items",
     "round_robin_schedule",
     "run_party",

@@ -7,7 +7,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, positive_int, run_reproduce, seed_int
+from nips25_shared import (
+    add_common_arguments,
+    configure_logging,
+    positive_int,
+    run_reproduce,
+    seed_everything,
+    seed_int,
+)
 
 __all__ = ["main"]
 
@@ -17,7 +24,7 @@ def _simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     from nips25_fedrw.corpus import load_corpus, overlapping_clients
     from nips25_fedrw.count_encoding import MAX_COUNT_CAP
-    from nips25_fedrw.ppmpr import plaintext_frequencies, ppmpr
+    from nips25_fedrw.ppmpr import plaintext_frequencies, ppmpr_in_process
     from nips25_fedrw.samples import Client
     from nips25_fedrw.simulate import simulate
 
@@ -70,7 +77,7 @@ def _simulate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "frequencies_equal_plaintext_counts": exact,
         "in_process_agrees": all(
             np.array_equal(result.freq[i], f)
-            for i, f in ppmpr(clients, seed=args.seed, count_cap=args.count_cap).freq.items()
+            for i, f in ppmpr_in_process(clients, seed=args.seed, count_cap=args.count_cap).freq.items()
         ),
         "max_frequency": int(max(int(f.max()) for f in result.freq.values())),
     }
@@ -115,7 +122,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 os.environ[GPT2_ENV] = str(gpt2_path(args.gpt2))
             except FileNotFoundError as exc:
                 parser.error(f"--profile {args.profile}: {exc}")
-        run_reproduce(reproduce, args)
+        from accelerate import PartialState
+
+        state = PartialState()  # under `accelerate launch`, every process trains its share; only the main one writes
+        if state.is_main_process:
+            run_reproduce(reproduce, args)
+        else:
+            configure_logging(args.verbose - args.quiet - 1)
+            seed_everything(args.seed)
+            reproduce(profile=args.profile, seed=args.seed, out_dir=args.out)
+        state.wait_for_everyone()
         return 0
     return _simulate(args, parser)
 

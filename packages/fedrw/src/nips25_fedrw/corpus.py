@@ -10,7 +10,7 @@ import numpy as np
 
 from nips25_fedrw.samples import Client
 
-__all__ = ["CORPORA", "load_corpus", "overlapping_clients", "plant_duplicates", "split_clients"]
+__all__ = ["CORPORA", "load_corpus", "overlapping_clients", "plant_duplicates", "plant_hot_duplicates", "split_clients"]
 
 CORPORA = ("sonnets", "jokes")
 _NUMERAL = re.compile(r"^[IVXLC]+\.?$")
@@ -77,6 +77,42 @@ def plant_duplicates(samples: Sequence[str], rate: float, rng: np.random.Generat
     n = len(samples)
     draws = rng.integers(0, n, size=int(np.floor(float(rate) * n)))
     return [*samples, *(samples[int(i)] for i in draws)]
+
+
+def plant_hot_duplicates(samples: Sequence[str], fraction: float, copies: int, rng: np.random.Generator) -> list[str]:
+    r"""Append ``copies`` extra copies of each of :math:`\lceil \text{fraction} \cdot n \rceil` samples drawn without
+    replacement: a small part of the data repeated many times, the regime in which repeated data is known to hurt
+    LM training (Hernandez et al., "Scaling Laws and Interpretability of Learning from Repeated Data", 2022).
+
+    Args:
+        samples: ``n >= 1`` samples.
+        fraction: share of samples that get copies, in ``(0, 1]``.
+        copies: extra copies of each chosen sample, ``>= 1``.
+        rng: numpy generator.
+
+    Returns:
+        ``samples`` followed by the copies (``n + copies * ceil(fraction * n)`` items).
+
+    Raises:
+        ValueError: for an empty ``samples``, ``fraction`` outside ``(0, 1]`` or ``copies < 1``.
+        TypeError: if ``rng`` is not a numpy Generator.
+
+    Example:
+        >>> out = plant_hot_duplicates(list("abcdefghij"), 0.1, 5, np.random.default_rng(0))
+        >>> len(out), len(set(out[10:]))
+        (15, 1)
+    """
+    if isinstance(samples, str) or len(samples) == 0:
+        raise ValueError("samples must be a non-empty sequence of str")
+    if not isinstance(fraction, float | int) or not np.isfinite(fraction) or not 0.0 < float(fraction) <= 1.0:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
+        raise ValueError(f"copies must be an int >= 1, got {copies!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    n = len(samples)
+    hot = rng.choice(n, size=int(np.ceil(float(fraction) * n)), replace=False)
+    return [*samples, *(samples[int(i)] for i in hot for _ in range(copies))]
 
 
 def split_clients(

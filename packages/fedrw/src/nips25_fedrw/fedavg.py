@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -13,6 +13,9 @@ import torch
 from nips25_fedrw.loss import weighted_lm_loss
 from nips25_fedrw.model import LMConfig, TinyCausalLM
 from nips25_shared import progress, seed_everything
+
+if TYPE_CHECKING:
+    from accelerate import Accelerator
 
 __all__ = ["CausalLM", "FedAvgConfig", "fedavg_train", "perplexity"]
 
@@ -96,6 +99,7 @@ def fedavg_train(
     model_config: LMConfig | None = None,
     seed: int = 0,
     model: torch.nn.Module | None = None,
+    accelerator: Accelerator | None = None,
 ) -> tuple[torch.nn.Module, list[dict[str, float]]]:
     r"""Federated averaging of :class:`TinyCausalLM` with the reweighted loss on every client.
 
@@ -103,7 +107,16 @@ def fedavg_train(
     :func:`weighted_lm_loss` on its samples (duplicates included): ``local_epochs`` shuffled passes, or
     ``local_steps`` mini-batches drawn uniformly with replacement (see :class:`FedAvgConfig`); the server averages
     :math:`\theta = \sum_k a_k \theta_k / \sum_k a_k` with :math:`a_k = \sum_{x \in D_k} w(x)` (the client's
-    sample count when every weight is 1, i.e. plain FedAvg). Local steps run under ``accelerate``.
+    sample count when every weight is 1, i.e. plain FedAvg).
+
+    Scaling out: under ``accelerate launch`` the **clients** are sharded over the processes (client ``k`` trains
+    on process ``k % num_processes``, on ``accelerator.device``), and the weighted sum of the local models and the
+    loss totals are all-reduced at the end of each round, so every process ends each round with the same global
+    model. Client ``k``'s mini-batches come from ``numpy.random.default_rng([seed, r, k])`` whatever process trains
+    it, and the average adds the clients in the same order on any number of processes, so ``N`` processes give the
+    1-process model bit for bit (same device and thread count). The local models are not wrapped in DDP (clients
+    are independent), so no process waits on another during local steps; each process keeps the models of its own
+    clients until the round's average (memory: ``ceil(K / N)`` model copies).
 
     Args:
         client_samples: ``K >= 1`` non-empty lists of text samples.
@@ -114,18 +127,31 @@ def fedavg_train(
         seed: seeds the model initialisation and the mini-batch draws.
         model: the initial global model, a :class:`CausalLM` ``torch.nn.Module`` (e.g.
             :func:`nips25_fedrw.gpt2.load_gpt2`'s); ``None`` (default) builds a fresh :class:`TinyCausalLM`. It is
-            trained in place.
+            trained in place and returned on ``accelerator.device``.
+        accelerator: the ``accelerate.Accelerator`` giving the device and the process group; ``None`` creates
+            ``Accelerator()`` (GPU when present, the processes of ``accelerate launch`` when launched). Its
+            ``mixed_precision`` may be ``"no"`` or ``"bf16"`` (forward passes under ``accelerator.autocast()``).
 
     Returns:
-        ``(model, history)``; ``history[r] = {"round": r, "train_loss": mean local loss, "steps": local steps of
-        all clients in the round}``. Each batch is cut to its longest sample (no effect on a causal LM's outputs).
+        ``(model, history)``; ``history[r] = {"round": r, "train_loss": mean local loss over all clients' steps,
+        "steps": local steps of all clients in the round}``, identical on every process. Each batch is cut to its
+        longest sample (no effect on a causal LM's outputs).
 
     Raises:
-        ValueError: for no clients, an empty client, malformed weights, or both ``model`` and ``model_config``.
+        ValueError: for no clients, an empty client, malformed weights, both ``model`` and ``model_config``, or an
+            ``accelerator`` with ``mixed_precision="fp16"``.
+        TypeError: for a ``config``, ``model`` or ``accelerator`` of the wrong type.
 
     References:
         McMahan et al., "Communication-Efficient Learning of Deep Networks from Decentralized Data", AISTATS 2017;
         Ye et al., "FedRW", NeurIPS 2025, arXiv:2511.07505.
+
+    Example:
+        >>> _ = torch.set_num_threads(1)
+        >>> cfg = FedAvgConfig(rounds=1, local_steps=1, batch_size=2)
+        >>> model, hist = fedavg_train([["a rose", "a rose"], ["the sun"]], config=cfg, seed=0)
+        >>> hist[0]["steps"], 5.0 < hist[0]["train_loss"] < 6.5  # two clients, one step each; near ln 258 = 5.55
+        (2.0, True)
     """
     from accelerate import Accelerator
 
@@ -142,37 +168,76 @@ def fedavg_train(
         raise TypeError(f"model must be a torch.nn.Module with encode(samples), got {type(model).__name__}")
     if model is not None and model_config is not None:
         raise ValueError("model_config: give it only when model is None (a given model is trained as it is)")
+    if accelerator is not None and not isinstance(accelerator, Accelerator):
+        raise TypeError(f"accelerator must be an accelerate.Accelerator, got {type(accelerator).__name__}")
     ws = _check_weights(weights, [len(s) for s in client_samples])
+    acc = Accelerator() if accelerator is None else accelerator
+    if acc.mixed_precision == "fp16":
+        raise ValueError("accelerator: mixed_precision='fp16' needs a gradient scaler per client; use 'bf16' or 'no'")
     seed_everything(seed)
     if model is None:
         model = TinyCausalLM(mcfg)
+    model.to(acc.device)
     encoded = [model.encode(list(s)) for s in client_samples]
     agg = np.array([w.sum() for w in ws])
-    accelerator = Accelerator(cpu=True)
+    mine = [k for k in range(len(encoded)) if k % acc.num_processes == acc.process_index]
     history: list[dict[str, float]] = []
-    for r in progress(range(cfg.rounds), total=cfg.rounds, desc="fedavg rounds"):
+    rounds = (
+        progress(range(cfg.rounds), total=cfg.rounds, desc="fedavg rounds")
+        if acc.is_main_process
+        else range(cfg.rounds)
+    )
+    for r in rounds:
         global_state = {n: p.detach().clone() for n, p in model.state_dict().items()}
-        new_state = {n: torch.zeros_like(p) for n, p in global_state.items()}
-        losses = []
-        for k, (x, y, m) in enumerate(encoded):
+        local_states: dict[int, dict[str, torch.Tensor]] = {}
+        loss_sum = torch.zeros(2, dtype=torch.float64, device=acc.device)  # (sum of step losses, steps)
+        for k in mine:
+            x, y, m = encoded[k]
             model.load_state_dict(global_state)
             opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
-            local, opt = accelerator.prepare(model, opt)
             rng = np.random.default_rng([seed, r, k])
             w_k = torch.as_tensor(ws[k], dtype=torch.float32)
             for batch in _batches(x.shape[0], cfg, rng):
                 idx = torch.as_tensor(batch)
                 t = int(m[idx].sum(dim=1).max())  # trailing padding changes nothing in a causal LM: cut it
-                loss = weighted_lm_loss(local(x[idx, :t]), y[idx, :t], m[idx, :t], w_k[idx], reduction=cfg.reduction)
+                xb, yb, mb, wb = (v.to(acc.device) for v in (x[idx, :t], y[idx, :t], m[idx, :t], w_k[idx]))
+                with acc.autocast():
+                    logits = model(xb)
+                loss = weighted_lm_loss(logits.float(), yb, mb, wb, reduction=cfg.reduction)
                 opt.zero_grad()
-                accelerator.backward(loss)
+                loss.backward()
                 opt.step()
-                losses.append(loss.item())
-            for n, p in accelerator.unwrap_model(local).state_dict().items():
-                new_state[n] += p.detach() * float(agg[k] / agg.sum())
+                loss_sum += torch.tensor([loss.item(), 1.0], dtype=torch.float64, device=acc.device)
+            local_states[k] = {n: p.detach().clone() for n, p in model.state_dict().items()}
+        new_state = _average(acc, global_state, local_states, agg / agg.sum())
+        if acc.num_processes > 1:
+            loss_sum = acc.reduce(loss_sum, reduction="sum")
         model.load_state_dict(new_state)
-        history.append({"round": float(r), "train_loss": float(np.mean(losses)), "steps": float(len(losses))})
+        total, steps = loss_sum.tolist()
+        history.append({"round": float(r), "train_loss": total / steps, "steps": steps})
     return model, history
+
+
+def _average(
+    acc: Accelerator,
+    global_state: dict[str, torch.Tensor],
+    local_states: dict[int, dict[str, torch.Tensor]],
+    share: np.ndarray,
+) -> dict[str, torch.Tensor]:
+    """:math:`\\sum_k a_k \\theta_k` over all clients, added in client order on every process (bit-identical).
+
+    Client ``k``'s term comes from the process that trained it: an all-reduce of that term and zeros from the
+    other processes is exact, so the order of the additions, and hence every bit of the result, is the same for
+    any number of processes.
+    """
+    out = {n: torch.zeros_like(p) for n, p in global_state.items()}
+    for k in range(len(share)):
+        for n, p in out.items():
+            term = local_states[k][n] * float(share[k]) if k in local_states else torch.zeros_like(p)
+            if acc.num_processes > 1:
+                term = acc.reduce(term.contiguous(), reduction="sum")
+            p += term
+    return out
 
 
 def _batches(n: int, cfg: FedAvgConfig, rng: np.random.Generator) -> list[np.ndarray]:
@@ -190,7 +255,8 @@ def _batches(n: int, cfg: FedAvgConfig, rng: np.random.Generator) -> list[np.nda
 def perplexity(model: torch.nn.Module, samples: Sequence[str], *, batch_size: int = 256) -> float:
     r"""Token-level perplexity :math:`\exp(\sum \mathrm{CE} / \sum \text{tokens})` over ``samples``.
 
-    Unlike EP-MPD's exp of the mean of batch means, every token counts once whatever the batch sizes.
+    Unlike EP-MPD's exp of the mean of batch means, every token counts once whatever the batch sizes. It runs on
+    the model's device, in every process that calls it (evaluation is not sharded).
 
     Args:
         model: a :class:`CausalLM` module (:class:`TinyCausalLM` or a GPT-2 wrapper).
@@ -210,10 +276,11 @@ def perplexity(model: torch.nn.Module, samples: Sequence[str], *, batch_size: in
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
     model.eval()
-    x, y, m = model.encode(list(samples))
+    device = next(model.parameters()).device
+    x, y, m = (v.to(device) for v in model.encode(list(samples)))
     total, tokens = 0.0, 0.0
     for s in range(0, x.shape[0], batch_size):
-        logits = model(x[s : s + batch_size])
+        logits = model(x[s : s + batch_size]).float()
         ce = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), y[s : s + batch_size].reshape(-1), reduction="none"
         )

@@ -11,7 +11,20 @@ with no trusted third party, in three steps (our reconstruction of the paper's p
    (which both know). ``j`` learns only positions in ``[0, n_i)``.
 3. **Secure sum** (MPyC): client ``j`` secret-shares the vector holding :math:`c_j(x)` at
    :math:`\\mathrm{off}_i + \\pi_i(x)` for every ``i`` and shared ``x``; segment ``i`` of the sum is opened to ``i``
-   only, who adds its own counts. ``i`` learns :math:`\\sum_{j \\neq i} c_j(x)`, not the per-client counts.
+   only, who adds its own counts. ``i`` learns :math:`\\sum_{j \\neq i} c_j(x)` (a total, but see below).
+
+**What each client learns** (semi-honest parties; set sizes are public in every PSI run): for each of its own
+distinct items ``x``, the set :math:`H_i(x) = \\{j \\ne i : x \\in D_j\\}` of partners holding it (pairwise PSI
+reveals every intersection to both sides) and the total :math:`\\sum_{j \\in H_i(x)} c_j(x)`. When exactly one
+partner holds ``x`` (:math:`|H_i(x)| = 1`) that total **is** the partner's exact count :math:`c_j(x)`; only for
+items held by two or more other clients is the split between them hidden. :func:`nips25_fedrw.leakage.client_inferences`
+computes these inferences from a client's view.
+
+:func:`ppmpr_in_process` is an **in-process simulation without secrecy**: every party runs in this process and
+MPyC runs with a single party that inputs every client's vector, so nothing is secret from the process running it.
+It computes what the protocol outputs and records each client's view, for tests, audits and timing.
+:func:`nips25_fedrw.simulate.simulate` is the real protocol: one OS process per client, PSI messages on TCP, and
+MPyC with ``K`` parties (Shamir threshold ``(K - 1) // 2``, so secrecy of the sums needs ``K >= 3``).
 
 With ``count_cap=T`` the protocol is the brief's count-encoded variant instead: each PSI runs on
 :mod:`nips25_fedrw.count_encoding` items, so the querier learns :math:`\\hat c_j(x) = \\min(c_j(x), T)` of every
@@ -22,6 +35,7 @@ count is at most ``T``, and ``i`` learns each partner's capped count (more than 
 from __future__ import annotations
 
 import time
+import warnings
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,7 +48,7 @@ from nips25_fedrw.samples import Client, check_clients
 from nips25_fedrw.schedule import round_robin_schedule
 from nips25_fedrw.secure_sum import secure_sum
 
-__all__ = ["ClientView", "PPMPRResult", "contribution_vectors", "plaintext_frequencies", "ppmpr"]
+__all__ = ["ClientView", "PPMPRResult", "contribution_vectors", "plaintext_frequencies", "ppmpr", "ppmpr_in_process"]
 
 
 def check_seed(seed: object) -> int | None:
@@ -74,7 +88,7 @@ class ClientView:
 
 @dataclass(frozen=True)
 class PPMPRResult:
-    """Output of :func:`ppmpr`.
+    """Output of :func:`ppmpr_in_process` (an in-process simulation: ``secure`` is always ``False``).
 
     Attributes:
         freq: ``{client id: int64 (len(samples),)}``, the global frequency :math:`F_i(x)` of every local sample
@@ -86,6 +100,10 @@ class PPMPRResult:
         transcript_bytes: bytes of all PSI messages, position messages (8 bytes each) excluded.
         views: ``{client id: ClientView}``.
         count_cap: the cap ``T`` of count-encoded PSI, or ``None`` (PSI + secure sum, exact).
+        mpc_parties: MPyC parties that computed the secure sum: ``1`` in process (one party inputs every vector),
+            ``0`` with count encoding (no secure sum).
+        secure: ``False``: every party ran in one process, so nothing was secret from it. The real protocol, with
+            one process per client and ``K`` MPyC parties, is :func:`nips25_fedrw.simulate.simulate`.
     """
 
     freq: dict[int, np.ndarray]
@@ -94,6 +112,8 @@ class PPMPRResult:
     transcript_bytes: int
     views: dict[int, ClientView]
     count_cap: int | None = None
+    mpc_parties: int = 1
+    secure: bool = False
 
 
 def plaintext_frequencies(clients: Sequence[Client], *, count_cap: int | None = None) -> dict[int, np.ndarray]:
@@ -170,7 +190,7 @@ def contribution_vectors(
     return vectors, [(int(offsets[i]), int(offsets[i + 1])) for i in range(len(counts))]
 
 
-def ppmpr(
+def ppmpr_in_process(
     clients: Sequence[Client],
     *,
     backend: PSIBackend | None = None,
@@ -178,7 +198,14 @@ def ppmpr(
     bit_length: int = 32,
     count_cap: int | None = None,
 ) -> PPMPRResult:
-    r"""Global sample frequencies through pairwise PSI and an MPyC secure sum, all parties in this process.
+    r"""PPMPR's global sample frequencies, every party simulated in this process: **no secrecy** (for tests, audits).
+
+    The outputs and each client's view (:class:`ClientView`) are the protocol's, but all clients run in one process
+    and MPyC runs with a single party that inputs every client's contribution vector, so this process sees every
+    count; ``PPMPRResult.secure`` is ``False`` and ``mpc_parties`` is ``1``. Use
+    :func:`nips25_fedrw.simulate.simulate` for the real protocol (one process per client, ``K`` MPyC parties).
+    Client ``i``'s secret permutation is drawn from ``numpy.random.default_rng([seed, i])``, as each client process
+    of :func:`~nips25_fedrw.simulate.simulate` draws its own.
 
     For client ``i`` and local sample ``x``: :math:`F_i(x) = c_i(x) + \sum_{j \ne i} c_j(x)`, exact (no cap). The
     parties run one after the other here; ``timings["psi_parallel"]`` adds up, over the rounds of
@@ -188,10 +215,11 @@ def ppmpr(
     Args:
         clients: ``K >= 2`` clients with ids ``0..K-1``.
         backend: the PSI primitive; default :class:`OpenMinedPSI` (exact ``raw`` mode).
-        seed: seed of the clients' secret position permutations (``None``: fresh entropy).
+        seed: seed of the clients' secret position permutations, one stream per client (``None``: fresh entropy).
         bit_length: bit length of MPyC's secure integers.
-        count_cap: ``None`` (default): PSI + position exchange + MPyC secure sum, exact frequencies, a client learns
-            only the sum of the others' counts. An int ``T >= 1``: count-encoded PSI (see
+        count_cap: ``None`` (default): PSI + position exchange + MPyC secure sum, exact frequencies; a client learns
+            which partners hold each of its items and the total of their counts (a single holder's exact count, see
+            the module docstring). An int ``T >= 1``: count-encoded PSI (see
             :mod:`nips25_fedrw.count_encoding`), no secure sum; frequencies
             :math:`c_i(x) + \sum_{j \ne i} \min(c_j(x), T)`, and client ``i`` learns every partner's capped count
             (``ClientView.partner_counts``).
@@ -208,9 +236,9 @@ def ppmpr(
         Language Models", NeurIPS 2025, arXiv:2511.07505, Sec. 4 (PPMPR).
 
     Example:
-        >>> res = ppmpr([Client(0, ("a", "b", "a")), Client(1, ("a", "c"))], seed=0)
-        >>> res.freq[0].tolist(), res.freq[1].tolist()
-        ([3, 1, 3], [3, 1])
+        >>> res = ppmpr_in_process([Client(0, ("a", "b", "a")), Client(1, ("a", "c"))], seed=0)
+        >>> res.freq[0].tolist(), res.freq[1].tolist(), res.secure
+        ([3, 1, 3], [3, 1], False)
     """
     cl = check_clients(clients)
     seed = check_seed(seed)
@@ -251,8 +279,9 @@ def ppmpr(
         psi_parallel += slowest
     if cap is not None:
         return _count_encoded_result(cl, distinct, shared, received, cap, start, psi_s, psi_parallel, n_runs, n_bytes)
-    rng = np.random.default_rng(seed)
-    perms = [rng.permutation(len(c)) for c in counts]
+    perms = [
+        np.random.default_rng(None if seed is None else [seed, i]).permutation(len(c)) for i, c in enumerate(counts)
+    ]
     vectors, segments = contribution_vectors(counts, shared, perms)
     t_sum = time.perf_counter()
     outs = secure_sum(vectors, segments=segments, bit_length=bit_length)
@@ -317,5 +346,33 @@ def _count_encoded_result(
         "parallel": total - psi_s + psi_parallel,
     }
     return PPMPRResult(
-        freq=freq, timings=timings, psi_runs=n_runs, transcript_bytes=n_bytes, views=views, count_cap=cap
+        freq=freq,
+        timings=timings,
+        psi_runs=n_runs,
+        transcript_bytes=n_bytes,
+        views=views,
+        count_cap=cap,
+        mpc_parties=0,
     )
+
+
+def ppmpr(
+    clients: Sequence[Client],
+    *,
+    backend: PSIBackend | None = None,
+    seed: int | None = None,
+    bit_length: int = 32,
+    count_cap: int | None = None,
+) -> PPMPRResult:
+    """Deprecated name of :func:`ppmpr_in_process` (an in-process simulation without secrecy); removed in 0.3.
+
+    Warns:
+        DeprecationWarning: always (the computation is :func:`ppmpr_in_process`'s).
+    """
+    warnings.warn(
+        "ppmpr() is an in-process simulation without secrecy and was renamed ppmpr_in_process(); the real "
+        "multi-process protocol is simulate()",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return ppmpr_in_process(clients, backend=backend, seed=seed, bit_length=bit_length, count_cap=count_cap)

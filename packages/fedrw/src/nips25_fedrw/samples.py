@@ -38,7 +38,7 @@ def canonicalize(text: str, *, form: str = "NFC", collapse_whitespace: bool = Tr
         Ye et al., "FedRW", NeurIPS 2025, arXiv:2511.07505 (exact-duplicate matching; canonicalisation is our choice).
 
     Example:
-        >>> canonicalize("  Shall I  compare thee\\n") == b"Shall I compare thee"
+        >>> canonicalize("  Shall I  compare thee\n") == b"Shall I compare thee"
         True
     """
     if not isinstance(text, str):

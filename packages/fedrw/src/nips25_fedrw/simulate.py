@@ -1,4 +1,9 @@
-"""PPMPR with one operating-system process per client, talking over loopback.
+"""PPMPR as a real multi-party protocol: one operating-system process per client, talking over loopback.
+
+This is the protocol with its secrecy (unlike :func:`nips25_fedrw.ppmpr.ppmpr_in_process`, which simulates every
+party in one process). Each client process holds only its own samples; what it learns is stated in
+:mod:`nips25_fedrw.ppmpr` (the partners holding each of its items and their total count, hence a single holder's
+exact count).
 
 :func:`simulate` starts ``K`` processes (``python -m nips25_fedrw.simulate --client i --workdir DIR``). Each client
 process opens a TCP listener on ``127.0.0.1``, runs its openmined-psi runs with its partner of every round of the
@@ -44,12 +49,17 @@ class SimulationResult:
         phase_seconds: ``{client id: {"connect", "psi", "secure_sum"}}`` seconds measured inside each process.
         received: ``{client id: every byte the client received from other clients on the PSI / position
             channel, concatenated}``; MPyC's own secret-share traffic of the secure sum is not recorded.
+        mpc_parties: MPyC parties of the secure sum, one per client (``0`` with count-encoded PSI: no sum).
+        threshold: Shamir threshold ``(K - 1) // 2`` of the sum: secrecy holds against coalitions of at most this
+            many clients (``0``, i.e. none, for ``K = 2``).
     """
 
     freq: dict[int, np.ndarray]
     wall_seconds: float
     phase_seconds: dict[int, dict[str, float]]
     received: dict[int, bytes]
+    mpc_parties: int = 0
+    threshold: int = 0
 
 
 def _free_port_block(n: int) -> int:
@@ -80,7 +90,7 @@ def simulate(
     workdir: Path | None = None,
     count_cap: int | None = None,
 ) -> SimulationResult:
-    """Run PPMPR with every client in its own process over loopback; start and stop the processes.
+    """Run PPMPR for real: every client in its own process over loopback, ``K`` MPyC parties; start and stop them.
 
     Args:
         clients: ``K >= 2`` clients with ids ``0..K-1``.
@@ -165,7 +175,14 @@ def _simulate(cl: list[Client], timeout: float, seed: int | None, work: Path, ca
         freq[c.id] = data["freq"].astype(np.int64)
         phases[c.id] = json.loads((work / f"phases_{c.id}.json").read_text())
         received[c.id] = (work / f"received_{c.id}.bin").read_bytes()
-    return SimulationResult(freq=freq, wall_seconds=wall, phase_seconds=phases, received=received)
+    return SimulationResult(
+        freq=freq,
+        wall_seconds=wall,
+        phase_seconds=phases,
+        received=received,
+        mpc_parties=k if cap is None else 0,
+        threshold=(k - 1) // 2 if cap is None else 0,
+    )
 
 
 class _Channel:
