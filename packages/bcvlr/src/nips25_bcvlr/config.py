@@ -211,4 +211,9 @@ PRESETS["cpu-continuous"] = dataclasses.replace(
     n_context=3,
     alpha=1e-3,
     random_steps=256,
+    # 0.2.0 (issue 35, fixed before the run): standardised features against the Stage-2 collapse, and the paper's
+    # ratio of online updates to interactions (DMC: 100 IDM updates and 1,000 re-cloning updates per 1,000 steps)
+    feature_norm="standardize",
+    idm_updates=26,
+    reclone_steps=256,
 )
