@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 from nips25_bcvlr import BCVLR
+
 from nips25_shared.testing import run_accelerate
 
 sys.path.insert(0, str(Path(__file__).parent))
-from distributed_setup import make_agent_inputs  # noqa: E402
+from distributed_setup import make_agent_inputs
 
 SCRIPT = Path(__file__).parent / "scripts" / "data_parallel.py"
 PER_PROCESS = 8

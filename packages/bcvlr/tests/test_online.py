@@ -3,6 +3,8 @@ rewards never read, vector envs, SB3's ``predict`` / ``evaluate_policy``."""
 
 from __future__ import annotations
 
+import itertools
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -78,7 +80,7 @@ def test_latent_targets_follow_the_official_code(video, target: str) -> None:  #
     a.online([make_minigrid_pixels() for _ in range(2)], 16, show_progress=False)
     h1.remove()
     h2.remove()
-    pairs = [(p[1], q[1]) for p, q in zip(seen, seen[1:]) if p[0] == "idm" and q[0] == "decoder"]
+    pairs = [(p[1], q[1]) for p, q in itertools.pairwise(seen) if p[0] == "idm" and q[0] == "decoder"]
     assert len(pairs) == TINY.idm_updates  # one per fine-tuning update
     assert all(torch.equal(z, d) for z, d in pairs) == (target == "continuous")
 

@@ -451,8 +451,11 @@ def _discrete_claims(prof: Profile, per_seed: list[dict[str, Any]]) -> list[Clai
             id="latent-actions-predict-true-actions",
             statement="The IDM's latent actions encode the control: a linear probe recovers the true actions.",
             paper=None,
-            measured={"probe_accuracy": probe, "codebook_perplexity": _mean([s["perplexity"] for s in per_seed]),
-                      "r2_trace": [s["r2_trace"] for s in per_seed]},  # fmt: skip
+            measured={
+                "probe_accuracy": probe,
+                "codebook_perplexity": _mean([s["perplexity"] for s in per_seed]),
+                "r2_trace": [s["r2_trace"] for s in per_seed],
+            },
             criterion=f"mean held-out linear-probe accuracy of BCV-LR's latent actions >= {PROBE_MIN} (chance 1/3)",
             holds=bool(probe["bcvlr"] >= PROBE_MIN),
             scale_note=scale,
@@ -511,8 +514,11 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
                 statement="Positive control of the continuous experiment: behaviour cloning with the expert's true "
                 "actions on the same video reaches near-expert return (else the setting cannot show the claim).",
                 paper=None,
-                measured={"mean_normalized_return": mean_cont["bc_true_actions"], "se": se_cont["bc_true_actions"],
-                          "per_seed": nr_cont["bc_true_actions"]},  # fmt: skip
+                measured={
+                    "mean_normalized_return": mean_cont["bc_true_actions"],
+                    "se": se_cont["bc_true_actions"],
+                    "per_seed": nr_cont["bc_true_actions"],
+                },
                 criterion=f"mean normalised return of bc_true_actions >= {CONTROL_NEAR_EXPERT}",
                 holds=bool(mean_cont["bc_true_actions"] >= CONTROL_NEAR_EXPERT),
                 scale_note="Same video, evaluation and network widths as claim 4; no interaction.",
@@ -525,8 +531,12 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
                 "features, MSE action decoder) reaches a high fraction of the expert video's return and beats BCO at "
                 "the same interaction budget.",
                 paper={"dmc8_normalised": 0.78, "dmc8_mean": {"bcvlr": 604, "bco": 336, "video": 698}},
-                measured={"mean_normalized_return": mean_cont, "se": se_cont, "per_seed": nr_cont,
-                          "r2_trace": [s["r2_trace"] for s in per_seed_cont]},  # fmt: skip
+                measured={
+                    "mean_normalized_return": mean_cont,
+                    "se": se_cont,
+                    "per_seed": nr_cont,
+                    "r2_trace": [s["r2_trace"] for s in per_seed_cont],
+                },
                 criterion=f"mean normalised return of bcvlr >= {CONTINUOUS_NEAR_EXPERT} and > bco's",
                 holds=bool(mean_cont["bcvlr"] >= CONTINUOUS_NEAR_EXPERT and mean_cont["bcvlr"] > mean_cont["bco"]),
                 scale_note=f"PointMassPixels ({cont.size}x{cont.size} pixels, {cont.max_steps}-step episodes), "

@@ -16,7 +16,7 @@ from nips25_bcvlr import BCVLR
 from nips25_bcvlr.baselines import BCO, BaselineConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from distributed_setup import make_agent_inputs  # noqa: E402
+from distributed_setup import make_agent_inputs
 
 out, batch = Path(sys.argv[1]), int(sys.argv[2])
 accelerator = Accelerator()
