@@ -238,8 +238,13 @@ class BCO(_ClonedPolicy):
         if not isinstance(video, Video):
             raise TypeError(f"video must be a Video, got {type(video).__name__}")
         check_int("total_steps", total_steps, minimum=2)
-        vector = isinstance(envs, gym.vector.VectorEnv)
-        env_arg = envs if vector else ([envs] if isinstance(envs, gym.Env) else list(envs))  # type: ignore[list-item]
+        env_arg: Sequence[gym.Env] | gym.vector.VectorEnv
+        if isinstance(envs, gym.vector.VectorEnv):
+            env_arg = envs
+        elif isinstance(envs, gym.Env):
+            env_arg = [envs]
+        else:
+            env_arg = list(envs)
         rollout = Rollout(env_arg, n_context=2, seed=self.seed + self.accelerator.process_index * 1000)
         replay = ReplayBuffer(total_steps)
         frames, w = _video_pairs(video)
