@@ -21,8 +21,8 @@ def test_reproduce_tiny_profile_writes_a_complete_report(tmp_path) -> None:  # t
     measured = report.claims[0].measured["mean_normalized_return"]
     assert set(measured) == {"bcvlr", "bcvlr_no_finetune", "lapo_lite", "bco", "ppo", "bc_true_actions"}
     assert all(isinstance(v, float) for v in measured.values())
-    continuous = next(c for c in report.claims if c.id.startswith("continuous"))
-    assert set(continuous.measured["mean_normalized_return"]) == {"bcvlr", "bco", "random"}
+    continuous = next(c for c in report.claims if c.id == "continuous-bcvlr-near-expert-and-beats-bco")
+    assert set(continuous.measured["mean_normalized_return"]) == {"bcvlr", "bco", "bc_true_actions", "random"}
     assert (tmp_path / report.figures[0]).is_file()
     assert json.loads((tmp_path / "results.json").read_text())["profile"] == "tiny"
 
