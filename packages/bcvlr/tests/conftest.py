@@ -5,3 +5,7 @@ from __future__ import annotations
 import torch
 
 torch.set_num_threads(1)
+
+
+def pytest_configure(config) -> None:  # type: ignore[no-untyped-def]
+    config.addinivalue_line("markers", "distributed: runs a script under accelerate launch on 2 CPU processes")

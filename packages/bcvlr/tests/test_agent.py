@@ -38,7 +38,7 @@ def test_seeded_runs_are_bit_reproducible(video) -> None:  # type: ignore[no-unt
     for pa, pb in zip(a.policy.parameters(), b.policy.parameters()):
         assert torch.equal(pa, pb)
     obs = video.frames[:5].transpose(0, 2, 3, 1)
-    assert np.array_equal(a.predict(obs), b.predict(obs))
+    assert np.array_equal(a.predict(obs)[0], b.predict(obs)[0])
     other = BCVLR(TINY, obs_shape=video.frames.shape[1:], action_space=a.action_space, seed=4)
     assert not torch.equal(other.decoder.net[0].weight, a.decoder.net[0].weight)
 
@@ -59,7 +59,7 @@ def test_save_load_round_trip(video, tmp_path) -> None:  # type: ignore[no-untyp
     path = agent.save(tmp_path / "agent.pt")
     loaded = BCVLR.load(path)
     obs = video.frames[:7].transpose(0, 2, 3, 1)
-    assert np.array_equal(agent.predict(obs), loaded.predict(obs))
+    assert np.array_equal(agent.predict(obs)[0], loaded.predict(obs)[0])
     assert loaded.config == agent.config
 
 
@@ -70,9 +70,9 @@ def test_baselines_and_lapo_run_on_the_same_budget(video) -> None:  # type: igno
     bco = BCO(video.frames.shape[1:], env.action_space, config=cfg, seed=0)
     bco.learn(video, [make_minigrid_pixels() for _ in range(2)], 20)
     obs = video.frames[:4].transpose(0, 2, 3, 1)
-    assert set(bco.predict(obs).tolist()) <= {0, 1, 2}
+    assert set(bco.predict(obs)[0].tolist()) <= {0, 1, 2}
     bc = BCTrueActions(video.frames.shape[1:], env.action_space, config=cfg, seed=0).fit(video)
-    assert bc.predict(obs).shape == (4,)
+    assert bc.predict(obs)[0].shape == (4,)
     lapo = BCVLR(lapo_lite_config(TINY), obs_shape=video.frames.shape[1:], action_space=env.action_space)
     lapo.pretrain(video, show_progress=False)
     log = lapo.online(env, 8, show_progress=False)
@@ -91,7 +91,7 @@ def test_continuous_variant_runs_on_the_point_mass() -> None:
     agent = BCVLR(cfg, obs_shape=vid.frames.shape[1:], action_space=env.action_space, seed=0)
     agent.pretrain(vid, show_progress=False)
     agent.online([PointMassPixels(size=16, max_steps=10) for _ in range(2)], 16, show_progress=False)
-    act = agent.predict(vid.frames[:3].transpose(0, 2, 3, 1))
+    act = agent.predict(vid.frames[:3].transpose(0, 2, 3, 1))[0]
     assert act.shape == (3, 2) and np.all(np.abs(act) <= 1.0)
 
 

@@ -82,7 +82,7 @@ def test_continuous_recipe_runs_on_dmc_pixels(env) -> None:  # type: ignore[no-u
     agent.pretrain(video, show_progress=False)
     log = agent.online(make(), 8, show_progress=False)
     assert log.env_steps == 8
-    actions = agent.predict(video.frames[:3].transpose(0, 2, 3, 1))
+    actions = agent.predict(video.frames[:3].transpose(0, 2, 3, 1))[0]
     assert actions.shape == (3, 2) and np.all(np.abs(actions) <= 1.0)
 
 

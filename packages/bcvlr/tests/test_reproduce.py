@@ -14,14 +14,15 @@ def test_reproduce_tiny_profile_writes_a_complete_report(tmp_path) -> None:  # t
     report = load_report(tmp_path / "results.json")
     ids = {c.id for c in report.claims}
     assert ids == {"bcvlr-near-expert-and-beats-bco", "latent-actions-predict-true-actions",
-                   "online-finetuning-ablation", "continuous-bcvlr-near-expert-and-beats-bco"}  # fmt: skip
+                   "online-finetuning-ablation", "continuous-positive-control-bc-true-actions",
+                   "continuous-bcvlr-near-expert-and-beats-bco"}  # fmt: skip
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.criterion and claim.measured is not None
     measured = report.claims[0].measured["mean_normalized_return"]
     assert set(measured) == {"bcvlr", "bcvlr_no_finetune", "lapo_lite", "bco", "ppo", "bc_true_actions"}
     assert all(isinstance(v, float) for v in measured.values())
-    continuous = next(c for c in report.claims if c.id.startswith("continuous"))
-    assert set(continuous.measured["mean_normalized_return"]) == {"bcvlr", "bco", "random"}
+    continuous = next(c for c in report.claims if c.id == "continuous-bcvlr-near-expert-and-beats-bco")
+    assert set(continuous.measured["mean_normalized_return"]) == {"bcvlr", "bco", "bc_true_actions", "random"}
     assert (tmp_path / report.figures[0]).is_file()
     assert json.loads((tmp_path / "results.json").read_text())["profile"] == "tiny"
 
@@ -35,5 +36,9 @@ def test_continuous_profile_reports_only_the_continuous_claim(tmp_path, monkeypa
     assert rep.PROFILES["quick"].continuous is None and not rep.PROFILES["continuous"].discrete
     monkeypatch.setitem(rep.PROFILES, "continuous", dataclasses.replace(rep.PROFILES["tiny"], discrete=False))
     report = rep.reproduce(profile="continuous", out_dir=tmp_path)
-    assert [c.id for c in report.claims] == ["continuous-bcvlr-near-expert-and-beats-bco"]
+    assert [c.id for c in report.claims] == [
+        "continuous-positive-control-bc-true-actions",
+        "continuous-bcvlr-near-expert-and-beats-bco",
+    ]
+    assert report.claims[1].measured["r2_trace"][0][0]["stage"] == "stage2"  # the collapse diagnostic was logged
     assert (tmp_path / report.figures[0]).is_file()

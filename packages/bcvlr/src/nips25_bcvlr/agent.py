@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from nips25_bcvlr.dynamics import LatentActionModel
 from nips25_bcvlr.encoder import ImpalaEncoder, scale_observations
 from nips25_bcvlr.online import ReplayBuffer, Rollout
 from nips25_bcvlr.policy import ActionDecoder, LatentPolicy
-from nips25_bcvlr.quantization import VQEMA
+from nips25_bcvlr.quantization import VQEMA, VQOutput
 from nips25_bcvlr.representation import CurlObjective, ProtoTemporalObjective
 from nips25_bcvlr.training import StageLog, fit
 from nips25_bcvlr.video import Video
@@ -31,6 +31,7 @@ __all__ = ["BCVLR", "OnlineLog"]
 
 log = get_logger(__name__)
 _CHUNK = 512
+_RANK_STRIDE = 1_000_003  # separates the per-process seeds of data-parallel processes
 
 
 @dataclass
@@ -112,10 +113,12 @@ class BCVLR:
         self.accelerator = accelerator if accelerator is not None else Accelerator()
         self.device = self.accelerator.device
         torch.manual_seed(seed)  # initial weights: the same in every process (DDP also broadcasts rank 0's)
-        # minibatch indices, augmentations and action noise: one stream per process, so that data-parallel
-        # processes draw different minibatches (a single process keeps the stream of ``seed``)
-        self.generator = torch.Generator().manual_seed(seed + self.accelerator.process_index)
-        self.rng = np.random.default_rng(seed)
+        rank = self.accelerator.process_index
+        # minibatch indices: one stream shared by every process, which each takes its slice of the global batch
+        self.generator = torch.Generator().manual_seed(seed)
+        # augmentations, action noise and random actions: one stream per process (process 0 keeps ``seed``)
+        self.local_generator = torch.Generator().manual_seed(seed + _RANK_STRIDE * rank)
+        self.rng = np.random.default_rng(seed if rank == 0 else [seed, rank])
         hw = (self.obs_shape[1], self.obs_shape[2])
         c = config
         self.learned = c.feature_space == "learned"
@@ -184,6 +187,7 @@ class BCVLR:
         self._policy_opt: Any = None
         self._finetune_opt: Any = None
         self._policy_feats: torch.Tensor | None = None
+        self.feature_stats: tuple[torch.Tensor, torch.Tensor] | None = None
         self.pretrained = False
 
     def _prepare_models(self) -> dict[str, nn.Module]:
@@ -211,12 +215,32 @@ class BCVLR:
     # ----------------------------------------------------------------------------------------------- features
     @torch.no_grad()
     def features(self, frames: torch.Tensor) -> torch.Tensor:
-        """Frozen features of ``(N, 3, H, W)`` uint8 frames: ``(N, C, H, W)`` (scaled pixels in pixel space)."""
+        r"""Frozen features of ``(N, 3, H, W)`` uint8 frames: ``(N, C, H, W)`` (scaled pixels in pixel space).
+
+        With ``feature_norm="standardize"`` each channel is standardised with the video's statistics
+        :math:`(f - \mu_c) / \sigma_c`, fixed once after Stage 1 (:meth:`pretrain`).
+        """
         out = []
         for chunk in frames.split(_CHUNK):
             obs = scale_observations(chunk.to(self.device))
-            out.append(self.encoder(obs) if self.learned else obs)
+            out.append(self._normalize(self.encoder(obs)) if self.learned else obs)
         return torch.cat(out)
+
+    def _normalize(self, feats: torch.Tensor) -> torch.Tensor:
+        if self.feature_stats is None:
+            return feats
+        mean, std = (t.to(feats.device)[None, :, None, None] for t in self.feature_stats)
+        return (feats - mean) / std
+
+    @torch.no_grad()
+    def _fit_feature_stats(self, frames: torch.Tensor) -> None:
+        """Per-channel mean and standard deviation of the raw frozen features over the video (``feature_norm``)."""
+        self.feature_stats = None
+        if self.config.feature_norm == "none" or not self.learned:
+            return
+        feats = self.features(frames)  # raw: no statistics yet
+        std = feats.std(dim=(0, 2, 3)).clamp_min(1e-6)  # a channel constant over the video stays unscaled (~0)
+        self.feature_stats = (feats.mean(dim=(0, 2, 3)).cpu(), std.cpu())
 
     def _window_features(self, windows: torch.Tensor) -> torch.Tensor:
         b, n = windows.shape[:2]
@@ -232,12 +256,17 @@ class BCVLR:
             raise ValueError(f"video frames must be {self.obs_shape}, got {tuple(video.frames.shape[1:])}")
 
     # ----------------------------------------------------------------------------------------------- pretrain
-    def pretrain(self, video: Video, *, show_progress: bool = True) -> dict[str, float]:
+    def pretrain(
+        self, video: Video, *, show_progress: bool = True, callback: Callable[[str, int], None] | None = None
+    ) -> dict[str, float]:
         """Stages 1-3 on an action-free video (its ``actions``, if any, are not read).
 
         Args:
             video: the expert video; its frames must match ``obs_shape``.
             show_progress: progress bars per stage (silent under ``-q``).
+            callback: called as ``callback("stage2", step)`` after each Stage-2 update (``step`` from 0) and as
+                ``callback("stage3", stage3_steps)`` at the end (diagnostics such as a latent-action probe; it
+                must not change the agent).
 
         Returns:
             Final loss of each stage and the codebook perplexity on the video.
@@ -260,12 +289,14 @@ class BCVLR:
 
             def stage1_loss(idx: torch.Tensor) -> torch.Tensor:
                 if isinstance(obj, CurlObjective):
-                    return train_obj(scale_observations(frames[idx % len(frames)].to(self.device)), self.generator)
+                    return train_obj(
+                        scale_observations(frames[idx % len(frames)].to(self.device)), self.local_generator
+                    )
                 pair = nxt[idx % len(nxt)]
                 return train_obj(
                     scale_observations(frames[pair[:, 0]].to(self.device)),
                     scale_observations(frames[pair[:, 1]].to(self.device)),
-                    self.generator,
+                    self.local_generator,
                 )
 
             def target(step: int) -> None:
@@ -279,6 +310,7 @@ class BCVLR:
             summary["stage1_loss"] = st.losses[-1]
         if self.learned:
             self.encoder.requires_grad_(False)
+        self._fit_feature_stats(frames)
         feats = self.features(frames)
         lam_params = list(self.lam.parameters())
         opt = self._prepare(lam_params, c.stage2_lr)
@@ -287,21 +319,31 @@ class BCVLR:
         def stage2_loss(idx: torch.Tensor) -> torch.Tensor:
             return self._train["lam"](feats[windows[idx]]).loss
 
+        def after_stage2(step: int) -> None:
+            if callback is not None:
+                callback("stage2", step)
+
         st = fit(stage2_loss, opt, lam_params, accelerator=self.accelerator, n_steps=c.stage2_steps,
                  n_items=len(windows), batch_size=c.stage2_batch, generator=self.generator, grad_clip=c.grad_clip,
-                 desc="stage 2: latent actions", show_progress=show_progress)  # fmt: skip
+                 after_step=after_stage2, desc="stage 2: latent actions", show_progress=show_progress)  # fmt: skip
         self._log("stage2", st)
         summary["stage2_loss"] = st.losses[-1] if st.losses else float("nan")
         summary["perplexity"] = self.codebook_perplexity(video)
         self._policy_feats = feats if self.learned else None
         summary["stage3_loss"] = self._clone(c.stage3_steps, "stage3", show_progress=show_progress)
         self.pretrained = True
+        if callback is not None:
+            callback("stage3", c.stage3_steps)
         return summary
+
+    def _target(self, vq: VQOutput) -> torch.Tensor:
+        """The latent the policy regresses and the decoder reads: ``la`` (before VQ, the official code) or ``z_q``."""
+        return vq.z if self.config.latent_target == "continuous" else vq.z_q
 
     @torch.no_grad()
     def _latent_targets(self, feats_windows: torch.Tensor) -> torch.Tensor:
         self.lam.eval()
-        out = torch.cat([self.lam.infer(w).z_q for w in feats_windows.split(_CHUNK)])
+        out = torch.cat([self._target(self.lam.infer(w)) for w in feats_windows.split(_CHUNK)])
         self.lam.train()
         return out
 
@@ -343,7 +385,10 @@ class BCVLR:
     # ----------------------------------------------------------------------------------------------- latents
     @torch.no_grad()
     def latent_actions(self, video: Video) -> np.ndarray:
-        """Quantised latent action of every transition window of ``video``: ``(M, latent_dim)`` float32.
+        """Latent action of every transition window of ``video``: ``(M, latent_dim)`` float32.
+
+        The latent the policy is cloned on (``config.latent_target``: the IDM's output before quantisation by
+        default, as in the official code; the VQ code with ``"quantized"``), with the VQ in evaluation mode.
 
         Raises:
             TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
@@ -373,22 +418,41 @@ class BCVLR:
     @torch.no_grad()
     def act(self, obs: np.ndarray, *, deterministic: bool = False) -> np.ndarray:
         """Actions for ``(B, 3, H, W)`` uint8 observations: sample (or mode of) :math:`D(\\pi(o))`."""
-        z = self.policy(scale_observations(obs).to(self.device))
+        if self.learned:  # the head on the frozen (and, with feature_norm, standardised) features
+            z = self.policy.head(self.features(torch.as_tensor(np.ascontiguousarray(obs))))
+        else:
+            z = self.policy(scale_observations(obs).to(self.device))
         out = self.decoder(z)
         if self.continuous:
             if deterministic:
                 return out.cpu().numpy()
-            noise = torch.randn(out.shape, generator=self.generator).to(out.device)
+            noise = torch.randn(out.shape, generator=self.local_generator).to(out.device)
             return (out + self.config.action_std * noise).clamp(-1.0, 1.0).cpu().numpy()
         if deterministic:
             return out.argmax(-1).cpu().numpy()
-        return torch.multinomial(F.softmax(out, -1).cpu(), 1, generator=self.generator).squeeze(-1).numpy()
+        return torch.multinomial(F.softmax(out, -1).cpu(), 1, generator=self.local_generator).squeeze(-1).numpy()
 
-    def predict(self, obs: np.ndarray, *, deterministic: bool = True) -> np.ndarray:
-        """SB3-style prediction for ``(H, W, 3)`` or ``(B, H, W, 3)`` uint8 observations as the env returns them.
+    def predict(
+        self,
+        obs: np.ndarray,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        *,
+        deterministic: bool = True,
+    ) -> tuple[np.ndarray, None]:
+        """Stable-baselines3's ``predict``: actions for ``(H, W, 3)`` or ``(B, H, W, 3)`` uint8 observations.
+
+        The policy is memoryless, so ``state`` and ``episode_start`` are accepted and ignored (``state`` comes back
+        as ``None``); ``stable_baselines3.common.evaluation.evaluate_policy(agent, env)`` works as with an SB3 model.
+
+        Args:
+            obs: uint8 pixels as the env returns them, one ``(H, W, 3)`` or a batch ``(B, H, W, 3)``.
+            state, episode_start: SB3's recurrent-policy arguments (unused).
+            deterministic: the decoder's mode (argmax / mean) instead of a sample.
 
         Returns:
-            ``(B,)`` int actions (discrete) or ``(B, A)`` float actions (continuous).
+            ``(actions, None)``: ``(B,)`` int64 (discrete) or ``(B, A)`` float32 (continuous) actions for a batch,
+            one action (``()`` / ``(A,)``) for a single observation.
 
         Raises:
             ValueError / TypeError: if ``obs`` is not uint8 pixels of the agent's observation shape.
@@ -398,14 +462,16 @@ class BCVLR:
         arr = np.asarray(obs)
         if arr.dtype != np.uint8:
             raise TypeError(f"obs must be uint8 pixels, got dtype {arr.dtype}")
-        if arr.ndim == 3:
+        single = arr.ndim == 3
+        if single:
             arr = arr[None]
         expected = (self.obs_shape[1], self.obs_shape[2], 3)
         if arr.ndim != 4 or arr.shape[1:] != expected or arr.shape[0] == 0:
             raise ValueError(f"obs must be {expected} or (B, *{expected}) with B >= 1, got {np.asarray(obs).shape}")
         if not self.pretrained:
             raise RuntimeError("predict() needs a pre-trained agent: call pretrain(video) or BCVLR.load(path) first")
-        return self.act(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)), deterministic=deterministic)
+        actions = self.act(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)), deterministic=deterministic)
+        return (actions[0] if single else actions), None
 
     def _random_actions(self, n: int) -> np.ndarray:
         if self.continuous:
@@ -442,10 +508,10 @@ class BCVLR:
             feats = self._window_features(windows[idx])
             if c.finetune_idm:
                 out = self._train["lam"](feats)
-                return action_loss(self._train["decoder"](out.vq.z_q), idx) + c.alpha * out.loss
+                return action_loss(self._train["decoder"](self._target(out.vq)), idx) + c.alpha * out.loss
             with torch.no_grad():
                 self.lam.eval()
-                z = self.lam.infer(feats).z_q
+                z = self._target(self.lam.infer(feats))
                 self.lam.train()
             return action_loss(self._train["decoder"](z), idx)
 
@@ -453,17 +519,31 @@ class BCVLR:
                    n_items=len(replay), batch_size=c.finetune_batch, generator=self.generator,
                    grad_clip=c.grad_clip)  # fmt: skip
 
-    def online(self, envs: gym.Env | Sequence[gym.Env], total_steps: int, *, show_progress: bool = True) -> OnlineLog:
+    def online(
+        self,
+        envs: gym.Env | Sequence[gym.Env] | gym.vector.VectorEnv,
+        total_steps: int,
+        *,
+        show_progress: bool = True,
+        callback: Callable[[str, int], None] | None = None,
+    ) -> OnlineLog:
         """The reward-free online loop: act, fine-tune IDM and decoder on the replay, re-clone on the video.
 
-        Each iteration takes ``steps_per_iter`` steps in every env (so ``len(envs) * steps_per_iter``
+        Each iteration takes ``steps_per_iter`` steps in every env (so ``n_envs * steps_per_iter``
         interactions), then ``idm_updates`` fine-tuning updates and ``reclone_steps`` re-cloning updates; it stops
-        once ``total_steps`` interactions are spent. Rewards are never read (they are only summed for the log).
+        once ``total_steps`` interactions are spent. Rewards are never read: ``OnlineLog.episode_returns`` is
+        filled only from gymnasium's ``RecordEpisodeStatistics`` wrapper, when the user wraps the envs in it.
+
+        Under data parallelism every process steps its own envs (reset with seeds offset by the process index) and
+        keeps its own replay; the updates are data-parallel (see :func:`~nips25_bcvlr.training.fit`).
 
         Args:
-            envs: one env or a list (``config.n_envs`` is the recommended count); observations ``(H, W, 3)`` uint8.
-            total_steps: interaction budget, ``>= 1``.
+            envs: one env, a list (``config.n_envs`` is the recommended count) or a ``gymnasium.vector.VectorEnv``;
+                observations ``(H, W, 3)`` uint8.
+            total_steps: interaction budget (per process), ``>= 1``.
             show_progress: progress bar over iterations.
+            callback: called as ``callback("online", iteration)`` after each iteration's updates (diagnostics,
+                e.g. a latent-action probe; it must not change the agent).
 
         Returns:
             The :class:`OnlineLog`.
@@ -477,19 +557,28 @@ class BCVLR:
         check_int("total_steps", total_steps)
         if self.video is None and self.config.reclone and self.config.finetune_idm:
             raise RuntimeError("online() re-clones on the video: call pretrain(video) on this agent first")
-        env_list = [envs] if isinstance(envs, gym.Env) else list(envs)
-        for env in env_list:
-            if env.action_space != self.action_space:
-                raise ValueError(f"envs must have action_space {self.action_space}, got {env.action_space}")
+        if isinstance(envs, gym.vector.VectorEnv):
+            if envs.single_action_space != self.action_space:
+                raise ValueError(
+                    f"envs must have action_space {self.action_space}, got {envs.single_action_space} per env"
+                )
+            env_arg: Sequence[gym.Env] | gym.vector.VectorEnv = envs
+        else:
+            env_list = [envs] if isinstance(envs, gym.Env) else list(envs)
+            for env in env_list:
+                if env.action_space != self.action_space:
+                    raise ValueError(f"envs must have action_space {self.action_space}, got {env.action_space}")
+            env_arg = env_list
         c = self.config
-        rollout = Rollout(env_list, n_context=c.n_context, seed=self.seed)
+        n_envs = envs.num_envs if isinstance(envs, gym.vector.VectorEnv) else len(env_arg)  # type: ignore[arg-type]
+        rollout = Rollout(env_arg, n_context=c.n_context, seed=self.seed + self.accelerator.process_index * n_envs)
         replay = ReplayBuffer(c.buffer_size)
         result = OnlineLog()
-        per_iter = len(env_list) * c.steps_per_iter
-        n_iters = -(-total_steps // per_iter)
-        iterations = progress(range(n_iters), total=n_iters, desc="online") if show_progress else range(n_iters)
-        for _ in iterations:
-            steps = min(c.steps_per_iter, -(-(total_steps - result.env_steps) // len(env_list)))
+        n_iters = -(-total_steps // (n_envs * c.steps_per_iter))
+        bar = progress(range(n_iters), total=n_iters, desc="online") if show_progress else None
+        iteration = 0
+        while result.env_steps < total_steps:
+            steps = min(c.steps_per_iter, -(-(total_steps - result.env_steps) // n_envs))
             start = time.perf_counter()
 
             def act(obs: np.ndarray) -> np.ndarray:
@@ -501,6 +590,8 @@ class BCVLR:
             result.env_steps += len(batch.actions)
             replay.add(batch)
             result.collect_seconds += time.perf_counter() - start
+            if len(replay) == 0:
+                continue
             start = time.perf_counter()
             ft = self._finetune(replay)
             self._log("finetune", ft)
@@ -509,6 +600,11 @@ class BCVLR:
             result.update_seconds += time.perf_counter() - start
             result.updates += len(ft.losses) + (c.reclone_steps if c.reclone and c.finetune_idm else 0)
             result.per_iteration.append({"env_steps": result.env_steps, "finetune_loss": ft.losses[-1]})
+            if callback is not None:
+                callback("online", iteration)
+            iteration += 1
+            if bar is not None:
+                next(bar, None)
         result.episode_returns = list(rollout.episode_returns)
         return result
 
@@ -526,12 +622,21 @@ class BCVLR:
                 "policy": self.policy.state_dict(),
                 "decoder": self.decoder.state_dict(),
             },
+            "feature_stats": None if self.feature_stats is None else [t.clone() for t in self.feature_stats],
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write :meth:`state_dict` with ``torch.save``; returns the path."""
+        """Write :meth:`state_dict` with ``torch.save``; returns the path.
+
+        Under data parallelism every process must call it: all wait for each other, then only the main process
+        writes (the weights are identical on every process).
+        """
         path = Path(path)
-        torch.save(self.state_dict(), path)
+        state = self.state_dict()
+        self.accelerator.wait_for_everyone()
+        if self.accelerator.is_main_process:
+            torch.save(state, path)
+        self.accelerator.wait_for_everyone()
         return path
 
     @classmethod
@@ -554,6 +659,7 @@ class BCVLR:
         ):
             raise ValueError(f"path: {path} is not a checkpoint written by BCVLR.save (missing keys)")
         cfg: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in state["config"].items()}
+        cfg.setdefault("latent_target", "quantized")  # 0.1.0 checkpoints: the policy was cloned on z_q
         n = state["n_actions"]
         space: gym.Space = (
             gym.spaces.Box(-1.0, 1.0, (n,), np.float32) if state["continuous"] else gym.spaces.Discrete(n)
@@ -563,5 +669,7 @@ class BCVLR:
         )
         for name in ("encoder", "lam", "policy", "decoder"):
             getattr(agent, name).load_state_dict(state["modules"][name])
+        stats = state.get("feature_stats")
+        agent.feature_stats = None if stats is None else (stats[0], stats[1])
         agent.pretrained = True
         return agent

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -86,7 +87,9 @@ class _PixelNet(nn.Module):
 class _ClonedPolicy:
     """Shared parts of the pixel baselines: a policy network, its loss, acting and prediction."""
 
-    def __init__(self, obs_shape: tuple[int, int, int], action_space: gym.Space, cfg: BaselineConfig, seed: int):
+    def __init__(
+        self, obs_shape: tuple[int, int, int], action_space: gym.Space, cfg: BaselineConfig, seed: int, accelerator: Any
+    ):
         from accelerate import Accelerator
 
         if not isinstance(cfg, BaselineConfig):
@@ -102,8 +105,14 @@ class _ClonedPolicy:
         self.cfg, self.obs_shape, self.action_space = cfg, obs_shape, action_space
         self.hw = (obs_shape[1], obs_shape[2])
         torch.manual_seed(seed)
-        self.accelerator = Accelerator()
-        self.generator = torch.Generator().manual_seed(seed + self.accelerator.process_index)
+        self.accelerator = accelerator if accelerator is not None else Accelerator()
+        rank = self.accelerator.process_index
+        # minibatch indices: shared by every process (each takes its slice of the global batch, see ``fit``);
+        # action noise: one stream per process
+        self.generator = torch.Generator().manual_seed(seed)
+        self.local_generator = torch.Generator().manual_seed(seed + 1_000_003 * rank)
+        self.rng = np.random.default_rng(seed if rank == 0 else [seed, rank])
+        self.seed = seed
         policy = _PixelNet(1, self.hw, self.n_out, cfg).to(self.accelerator.device)
         self.policy, self._opt = self.accelerator.prepare(policy, torch.optim.Adam(policy.parameters(), lr=cfg.lr))
         self.fitted = False
@@ -132,14 +141,19 @@ class _ClonedPolicy:
             mean = torch.tanh(out)
             if deterministic:
                 return mean.cpu().numpy()
-            noise = 0.5 * torch.randn(mean.shape, generator=self.generator)
+            noise = 0.5 * torch.randn(mean.shape, generator=self.local_generator)
             return (mean.cpu() + noise).clamp(-1, 1).numpy()
         if deterministic:
             return out.argmax(-1).cpu().numpy()
-        return torch.multinomial(F.softmax(out, -1).cpu(), 1, generator=self.generator).squeeze(-1).numpy()
+        return torch.multinomial(F.softmax(out, -1).cpu(), 1, generator=self.local_generator).squeeze(-1).numpy()
 
-    def predict(self, obs: np.ndarray, *, deterministic: bool = True) -> np.ndarray:
-        """Actions for ``(H, W, 3)`` or ``(B, H, W, 3)`` uint8 observations as the env returns them.
+    def predict(
+        self, obs: np.ndarray, state: Any = None, episode_start: np.ndarray | None = None, *, deterministic: bool = True
+    ) -> tuple[np.ndarray, None]:
+        """Stable-baselines3's ``predict`` for ``(H, W, 3)`` or ``(B, H, W, 3)`` uint8 observations.
+
+        Returns:
+            ``(actions, None)``: a batch of actions, or one action for a single observation.
 
         Raises:
             RuntimeError: if called before training.
@@ -150,10 +164,12 @@ class _ClonedPolicy:
         arr = np.asarray(obs)
         if arr.dtype != np.uint8:
             raise TypeError(f"obs must be uint8 pixels, got dtype {arr.dtype}")
-        arr = arr[None] if arr.ndim == 3 else arr
+        single = arr.ndim == 3
+        arr = arr[None] if single else arr
         if arr.ndim != 4 or arr.shape[1:] != (*self.hw, 3):
             raise ValueError(f"obs must be (B, {self.hw[0]}, {self.hw[1]}, 3), got {np.asarray(obs).shape}")
-        return self.act(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)), deterministic=deterministic)
+        actions = self.act(np.ascontiguousarray(arr.transpose(0, 3, 1, 2)), deterministic=deterministic)
+        return (actions[0] if single else actions), None
 
 
 def _video_pairs(video: Video) -> tuple[torch.Tensor, torch.Tensor]:
@@ -169,11 +185,12 @@ class BCTrueActions(_ClonedPolicy):
     Args:
         obs_shape: ``(3, H, W)``; action_space: ``Discrete`` or 1-D ``Box``; config: :class:`BaselineConfig`.
         seed: weights and minibatches.
+        accelerator: an ``accelerate.Accelerator`` (a default one when ``None``).
     """
 
     def __init__(self, obs_shape: tuple[int, int, int], action_space: gym.Space, *, config: BaselineConfig,
-                 seed: int = 0) -> None:  # fmt: skip
-        super().__init__(obs_shape, action_space, config, seed)
+                 seed: int = 0, accelerator: Any = None) -> None:  # fmt: skip
+        super().__init__(obs_shape, action_space, config, seed, accelerator)
 
     def fit(self, video: Video) -> BCTrueActions:
         """Clone the expert's actions on the video; raises ValueError if the video carries no actions."""
@@ -196,24 +213,39 @@ class BCO(_ClonedPolicy):
     first, then with the current policy), labels the video's transitions, and the policy is cloned on the labels.
 
     Args:
-        obs_shape, action_space, config, seed: as :class:`BCTrueActions`.
+        obs_shape, action_space, config, seed, accelerator: as :class:`BCTrueActions`.
     """
 
     def __init__(self, obs_shape: tuple[int, int, int], action_space: gym.Space, *, config: BaselineConfig,
-                 seed: int = 0) -> None:  # fmt: skip
-        super().__init__(obs_shape, action_space, config, seed)
+                 seed: int = 0, accelerator: Any = None) -> None:  # fmt: skip
+        super().__init__(obs_shape, action_space, config, seed, accelerator)
         idm = _PixelNet(2, self.hw, self.n_out, config).to(self.accelerator.device)
         self.idm, self._idm_opt = self.accelerator.prepare(idm, torch.optim.Adam(idm.parameters(), lr=config.lr))
-        self.rng = np.random.default_rng(seed)
-        self.seed = seed
 
-    def learn(self, video: Video, envs: gym.Env | Sequence[gym.Env], total_steps: int) -> list[float]:
-        """BCO(alpha) with ``total_steps`` interactions; returns the finished episodes' returns (log only)."""
+    def learn(
+        self, video: Video, envs: gym.Env | Sequence[gym.Env] | gym.vector.VectorEnv, total_steps: int
+    ) -> list[float]:
+        """BCO(alpha) with ``total_steps`` interactions (per process), without reading rewards.
+
+        Args:
+            video: the expert video (its actions are not read).
+            envs: one env, a list or a ``gymnasium.vector.VectorEnv`` (see :class:`~nips25_bcvlr.online.Rollout`).
+            total_steps: interaction budget, ``>= 2``.
+
+        Returns:
+            The finished episodes' returns when the envs are wrapped in ``RecordEpisodeStatistics`` (else empty).
+        """
         if not isinstance(video, Video):
             raise TypeError(f"video must be a Video, got {type(video).__name__}")
         check_int("total_steps", total_steps, minimum=2)
-        env_list = [envs] if isinstance(envs, gym.Env) else list(envs)
-        rollout = Rollout(env_list, n_context=2, seed=self.seed)
+        env_arg: Sequence[gym.Env] | gym.vector.VectorEnv
+        if isinstance(envs, gym.vector.VectorEnv):
+            env_arg = envs
+        elif isinstance(envs, gym.Env):
+            env_arg = [envs]
+        else:
+            env_arg = list(envs)
+        rollout = Rollout(env_arg, n_context=2, seed=self.seed + self.accelerator.process_index * 1000)
         replay = ReplayBuffer(total_steps)
         frames, w = _video_pairs(video)
         pairs = frames[w]  # (M, 2, 3, H, W)
@@ -223,7 +255,7 @@ class BCO(_ClonedPolicy):
         for i, budget in enumerate(budgets):
             if budget <= 0:
                 continue
-            per_env = -(-budget // len(env_list))
+            per_env = -(-budget // rollout.n_envs)
             act: Callable[[np.ndarray], np.ndarray] = (
                 self._random if i == 0 else (lambda o: self.act(o, deterministic=False))
             )
@@ -282,6 +314,7 @@ class PPOBaseline:
         config: widths (:class:`BaselineConfig`).
         seed: seed of PPO and the envs.
         n_steps: rollout length per env between updates; batch_size, n_epochs, learning_rate: PPO's.
+        device: stable-baselines3's ``device`` (``"auto"``: a GPU when there is one).
     """
 
     def __init__(
@@ -295,6 +328,7 @@ class PPOBaseline:
         batch_size: int = 64,
         n_epochs: int = 4,
         learning_rate: float = 5e-4,
+        device: str = "auto",
     ) -> None:
         from stable_baselines3 import PPO
         from stable_baselines3.common.env_util import make_vec_env
@@ -311,7 +345,7 @@ class PPOBaseline:
             learning_rate=learning_rate,
             ent_coef=0.01,
             seed=seed,
-            device="cpu",
+            device=device,
             verbose=0,
             policy_kwargs={"features_extractor_class": _ImpalaExtractor.make(config), "net_arch": []},
         )
@@ -324,9 +358,13 @@ class PPOBaseline:
         self.fitted = True
         return self
 
-    def predict(self, obs: np.ndarray, *, deterministic: bool = True) -> np.ndarray:
-        """Actions for ``(B, H, W, 3)`` uint8 observations."""
+    def predict(
+        self, obs: np.ndarray, state: Any = None, episode_start: np.ndarray | None = None, *, deterministic: bool = True
+    ) -> tuple[np.ndarray, Any]:
+        """Stable-baselines3's ``predict`` of the trained PPO model: ``(actions, state)``."""
         if not self.fitted:
             raise RuntimeError("PPOBaseline is not fitted yet: call learn(total_steps) first")
-        actions, _ = self.model.predict(np.asarray(obs), deterministic=deterministic)
-        return np.asarray(actions)
+        actions, state = self.model.predict(
+            np.asarray(obs), state=state, episode_start=episode_start, deterministic=deterministic
+        )
+        return np.asarray(actions), state

@@ -24,11 +24,15 @@ class BCVLRConfig:
         curl_dim, curl_recon_weight [0.1], ema_tau [0.05], target_every [2], shift_pad [1 / 4].
         proto_dim [128], n_protos [512], proto_temperature [0.1], sinkhorn_iters [3].
         stage1_steps [20k], stage1_lr [3e-5 / 1e-4], stage1_batch [512].
+        feature_norm: ``"none"`` [paper] or ``"standardize"`` (ours): after Stage 1, the frozen features are
+            standardised per channel with the video's mean and standard deviation before the IDM, FDM and policy.
         n_context: single frames per IDM window [3 discrete; continuous: the paper's IDM reads two 3-frame stacks,
             frames t-2 .. t+1, so 4 in the ``dmc`` preset and 3 in ``cpu-continuous``].
         idm_channels [(16, 32, 32)], idm_hidden [256], fdm_base [24].
         n_codebooks [2], n_latents [4], codebook_size [64], code_dim [16], vq_beta [0.05], vq_decay [0.999],
         dead_code_threshold (ours; 0 = off).
+        latent_target: what the latent policy regresses and the action decoder reads: ``"continuous"``, the IDM's
+            output before quantisation [official code: ``la``], or ``"quantized"``, the VQ code ``z_q``.
         stage2_steps [10k], stage2_lr [3e-4], stage2_batch [128], grad_clip [2].
         policy_channels [(16, 32, 32)], policy_hidden [256], stage3_steps [20k], stage3_lr [2e-4], stage3_batch.
         decoder_hidden [(192, 128, 64)], n_envs [64], steps_per_iter (per env) [64], idm_updates [60],
@@ -53,6 +57,7 @@ class BCVLRConfig:
     stage1_steps: int = 20_000
     stage1_lr: float = 3e-5
     stage1_batch: int = 512
+    feature_norm: str = "none"
     n_context: int = 3
     idm_channels: tuple[int, ...] = (16, 32, 32)
     idm_hidden: int = 256
@@ -64,6 +69,7 @@ class BCVLRConfig:
     vq_beta: float = 0.05
     vq_decay: float = 0.999
     dead_code_threshold: float = 0.0
+    latent_target: str = "continuous"
     stage2_steps: int = 10_000
     stage2_lr: float = 3e-4
     stage2_batch: int = 128
@@ -91,6 +97,8 @@ class BCVLRConfig:
     def __post_init__(self) -> None:
         check_choice("objective", self.objective, ("curl", "proto"))
         check_choice("feature_space", self.feature_space, ("learned", "pixels"))
+        check_choice("feature_norm", self.feature_norm, ("none", "standardize"))
+        check_choice("latent_target", self.latent_target, ("continuous", "quantized"))
         for name in ("encoder_channels", "curl_dim", "target_every", "proto_dim", "n_protos", "sinkhorn_iters"):
             check_int(name, getattr(self, name))
         for name in ("idm_hidden", "fdm_base", "n_codebooks", "n_latents", "codebook_size", "code_dim"):
@@ -203,4 +211,9 @@ PRESETS["cpu-continuous"] = dataclasses.replace(
     n_context=3,
     alpha=1e-3,
     random_steps=256,
+    # 0.2.0 (issue 35, fixed before the run): standardised features against the Stage-2 collapse, and the paper's
+    # ratio of online updates to interactions (DMC: 100 IDM updates and 1,000 re-cloning updates per 1,000 steps)
+    feature_norm="standardize",
+    idm_updates=26,
+    reclone_steps=256,
 )

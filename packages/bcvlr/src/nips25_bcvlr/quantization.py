@@ -13,11 +13,28 @@ from nips25_bcvlr._validation import check_finite_tensor, check_int, check_real
 __all__ = ["VQEMA", "VQOutput"]
 
 
+def _world_size() -> int:
+    dist = torch.distributed
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+
+
+def _gather_vectors(heads: torch.Tensor) -> torch.Tensor:
+    """``(G, M, D)`` vectors of every process concatenated on dim 1 in rank order (the global batch's layout)."""
+    n = _world_size()
+    if n == 1:
+        return heads
+    parts = [torch.empty_like(heads) for _ in range(n)]
+    torch.distributed.all_gather(parts, heads.contiguous())
+    return torch.cat(parts, dim=1)
+
+
 @dataclass(frozen=True)
 class VQOutput:
     """Result of :meth:`VQEMA.forward`.
 
     Attributes:
+        z: ``(B, latent_dim)`` the input latents before quantisation (the official code's ``la``), with their
+            gradient; BCV-LR clones the policy on them and feeds them to the action decoder.
         z_q: ``(B, latent_dim)`` quantised latents with the straight-through gradient (value of the codes,
             gradient of the identity with respect to the input ``z``).
         indices: ``(B, n_latents, n_codebooks)`` int64 code indices.
@@ -25,6 +42,7 @@ class VQOutput:
         perplexity: scalar, :math:`\\exp H(\\bar p)` of the batch's code usage, averaged over codebooks.
     """
 
+    z: torch.Tensor
     z_q: torch.Tensor
     indices: torch.Tensor
     loss: torch.Tensor
@@ -129,6 +147,9 @@ class VQEMA(nn.Module):
         onehot = F.one_hot(indices, self.codebook_size).to(heads.dtype)  # (G, M, K)
         counts = onehot.sum(1)  # (G, K)
         sums = onehot.transpose(1, 2) @ heads  # (G, K, D)
+        if _world_size() > 1:  # data-parallel: the statistics of the global batch, identical on every process
+            torch.distributed.all_reduce(counts)
+            torch.distributed.all_reduce(sums)
         self.cluster_size.mul_(self.decay).add_(counts, alpha=1 - self.decay)
         self.embed_avg.mul_(self.decay).add_(sums, alpha=1 - self.decay)
         total = self.cluster_size.sum(-1, keepdim=True)
@@ -139,6 +160,7 @@ class VQEMA(nn.Module):
 
     @torch.no_grad()
     def _reset_dead_codes(self, heads: torch.Tensor) -> None:
+        heads = _gather_vectors(heads)
         dead = self.cluster_size < self.dead_code_threshold  # (G, K)
         for g in range(self.n_codebooks):  # at most G=2 codebooks; the per-code work is vectorised
             n_dead = int(dead[g].sum())
@@ -151,6 +173,7 @@ class VQEMA(nn.Module):
 
     @torch.no_grad()
     def _init_from(self, heads: torch.Tensor) -> None:
+        heads = _gather_vectors(heads)  # every process seeds from the global batch (same global RNG everywhere)
         m = heads.shape[1]
         pick = torch.randint(m, (self.codebook_size,), device=heads.device) if m < self.codebook_size else None
         for g in range(self.n_codebooks):
@@ -177,4 +200,4 @@ class VQEMA(nn.Module):
         usage = F.one_hot(idx, self.codebook_size).float().mean(1)  # (G, K)
         perplexity = torch.exp(-(usage * torch.log(usage + 1e-10)).sum(-1)).mean()
         indices = idx.reshape(self.n_codebooks, b, self.n_latents).permute(1, 2, 0)
-        return VQOutput(z_q=z_q, indices=indices, loss=loss, perplexity=perplexity)
+        return VQOutput(z=z, z_q=z_q, indices=indices, loss=loss, perplexity=perplexity)

@@ -17,7 +17,7 @@ from nips25_bcvlr.agent import BCVLR
 from nips25_bcvlr.baselines import BCO, BaselineConfig, BCTrueActions, PPOBaseline, lapo_lite_config
 from nips25_bcvlr.config import BCVLRConfig
 from nips25_bcvlr.environments import PointMassPixels, make_minigrid_pixels
-from nips25_bcvlr.evaluation import evaluate_returns, linear_probe, normalized_return
+from nips25_bcvlr.evaluation import evaluate_returns, linear_probe, normalized_return, probe_r2
 from nips25_bcvlr.experts import BFSExpert, PDExpert, record_video
 from nips25_shared import Claim, Report, get_logger, seed_everything
 
@@ -26,7 +26,7 @@ __all__ = ["PROFILES", "ContinuousProfile", "Profile", "reproduce", "run_continu
 log = get_logger(__name__)
 TITLE = "Videos are Sample-Efficient Supervisions: Behavior Cloning from Videos via Latent Representations"
 METHODS = ("bcvlr", "bcvlr_no_finetune", "lapo_lite", "bco", "ppo", "bc_true_actions")
-CONTINUOUS_METHODS = ("bcvlr", "bco", "random")
+CONTINUOUS_METHODS = ("bcvlr", "bco", "bc_true_actions", "random")
 
 # Criteria, fixed before any run (README "Results" reports what they gave).
 NEAR_EXPERT = 0.8  # claim 1: BCV-LR's video-normalised return at the budget
@@ -34,6 +34,23 @@ PROBE_MIN = 0.9  # claim 2: linear-probe accuracy of latent actions on true acti
 # claim 4 (continuous control, point mass): BCV-LR's video-normalised return at the budget. The paper's DMC-8 mean
 # is 0.78 of the video's return; we ask for 0.7 (CPU scale) and, as in claim 1, more than BCO at the same budget.
 CONTINUOUS_NEAR_EXPERT = 0.7
+# positive control of claim 4 (0.2.0, fixed before its first run): behaviour cloning with the true actions on the same
+# video must reach near-expert return, else the experiment (env, video, evaluation), not the method, is broken
+CONTROL_NEAR_EXPERT = 0.8
+PROBE_EVERY = 50  # Stage-2 updates between two latent-to-action R^2 probes (and one after every online iteration)
+
+
+def _r2_trace(agent: BCVLR, video: Any, labels: np.ndarray, n_actions: int | None) -> tuple[list[dict], Any]:
+    """A callback for ``pretrain``/``online`` that records the held-out R^2 from latent to true actions."""
+    trace: list[dict[str, Any]] = []
+
+    def callback(stage: str, step: int) -> None:
+        if stage == "stage2" and step % PROBE_EVERY != 0 and step != agent.config.stage2_steps - 1:
+            return
+        r2 = probe_r2(agent.latent_actions(video), labels, n_actions=n_actions, seed=0)
+        trace.append({"stage": stage, "step": int(step), "r2": r2})
+
+    return trace, callback
 
 
 @dataclass(frozen=True)
@@ -84,7 +101,7 @@ _CONTINUOUS_QUICK = ContinuousProfile(
     max_steps=60,
     video_frames=1200,
     budget=768,
-    n_seeds=2,
+    n_seeds=3,
     eval_episodes=16,
     agent=BCVLRConfig.preset("cpu-continuous"),
     baseline=BaselineConfig(),
@@ -232,7 +249,9 @@ def run_seed(profile: Profile, seed: int, *, show_progress: bool = True) -> dict
     # BCV-LR: pre-train once, then the full online loop and the ablation without online fine-tuning
     start = time.perf_counter()
     agent = BCVLR(profile.agent, obs_shape=obs_shape, action_space=env.action_space, seed=seed)
-    agent.pretrain(video, show_progress=show_progress)
+    assert labels is not None  # the expert's actions: read only by the probes and BC with true actions
+    trace, probe = _r2_trace(agent, video, labels, int(env.action_space.n))
+    agent.pretrain(video, show_progress=show_progress, callback=probe)
     out["timings"]["pretrain_s"] = time.perf_counter() - start
     out["timings"]["stage_step_ms"] = {k: 1e3 * statistics.median(v.step_times) for k, v in agent.logs.items()}
     out["perplexity"] = agent.codebook_perplexity(video)
@@ -248,7 +267,8 @@ def run_seed(profile: Profile, seed: int, *, show_progress: bool = True) -> dict
         getattr(ablation, name).load_state_dict(getattr(agent, name).state_dict())
     ablation.video, ablation.pretrained = video, True
     start = time.perf_counter()
-    online = agent.online(online_envs(profile.agent), profile.budget, show_progress=show_progress)
+    online = agent.online(online_envs(profile.agent), profile.budget, show_progress=show_progress, callback=probe)
+    out["r2_trace"] = trace
     out["timings"]["online_s"] = time.perf_counter() - start
     out["timings"]["online_steps_plus_updates_per_s"] = online.throughput
     out["normalized"]["bcvlr"] = score(agent.predict)
@@ -294,7 +314,8 @@ def run_continuous_seed(profile: ContinuousProfile, seed: int, *, show_progress:
         show_progress: progress bars.
 
     Returns:
-        ``{"normalized": {"bcvlr", "bco", "random"}, "timings": {...}, "video_return": float}``.
+        ``{"normalized": {"bcvlr", "bco", "bc_true_actions", "random"}, "timings": {...}, "video_return": float,
+        "r2_trace": [{"stage", "step", "r2"}, ...]}``.
     """
     seed_everything(seed)
 
@@ -314,17 +335,24 @@ def run_continuous_seed(profile: ContinuousProfile, seed: int, *, show_progress:
         return normalized_return(returns, video_returns)
 
     out: dict[str, Any] = {"normalized": {}, "timings": {}, "video_return": float(video_returns.mean())}
+    assert video.actions is not None  # read only by the probe and BC with true actions
+    labels = video.actions[video.windows(profile.agent.n_context)[:, -2]]
     start = time.perf_counter()
     agent = BCVLR(profile.agent, obs_shape=obs_shape, action_space=env.action_space, seed=seed)
-    agent.pretrain(video, show_progress=show_progress)
-    agent.online([make_env() for _ in range(profile.agent.n_envs)], profile.budget, show_progress=show_progress)
+    trace, probe = _r2_trace(agent, video, labels, None)
+    agent.pretrain(video, show_progress=show_progress, callback=probe)
+    agent.online([make_env() for _ in range(profile.agent.n_envs)], profile.budget, show_progress=show_progress,
+                 callback=probe)  # fmt: skip
     out["timings"]["bcvlr_s"] = time.perf_counter() - start
+    out["r2_trace"] = trace
     out["normalized"]["bcvlr"] = score(agent.predict)
     start = time.perf_counter()
     bco = BCO(obs_shape, env.action_space, config=profile.baseline, seed=seed)
     bco.learn(video, [make_env() for _ in range(profile.agent.n_envs)], profile.budget)
     out["timings"]["bco_s"] = time.perf_counter() - start
     out["normalized"]["bco"] = score(bco.predict)
+    bc = BCTrueActions(obs_shape, env.action_space, config=profile.baseline, seed=seed).fit(video)
+    out["normalized"]["bc_true_actions"] = score(bc.predict)
     rng = np.random.default_rng(seed)
     out["normalized"]["random"] = score(lambda obs: rng.uniform(-1.0, 1.0, size=(len(obs), 2)).astype(np.float32))
     return out
@@ -332,6 +360,11 @@ def run_continuous_seed(profile: ContinuousProfile, seed: int, *, show_progress:
 
 def _mean(values: list[float]) -> float:
     return float(np.mean(values)) if values else float("nan")
+
+
+def _se(values: list[float]) -> float:
+    """Standard error of the mean over seeds (nan for fewer than 2)."""
+    return float(np.std(values, ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
 
 
 def _figure(per_seed: list[dict[str, Any]], per_seed_cont: list[dict[str, Any]], out_dir: Path) -> str:
@@ -359,6 +392,31 @@ def _figure(per_seed: list[dict[str, Any]], per_seed_cont: list[dict[str, Any]],
     axes[0][0].legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     name = "normalized_return.png"
+    fig.savefig(out_dir / name, dpi=120)
+    plt.close(fig)
+    return name
+
+
+def _r2_figure(per_seed: list[dict[str, Any]], per_seed_cont: list[dict[str, Any]], out_dir: Path) -> str:
+    """Held-out R^2 from BCV-LR's latent to the true actions over Stage 2 and the online iterations."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for runs, color, label in ((per_seed, "C0", "MiniGrid"), (per_seed_cont, "C3", "point mass")):
+        for k, run in enumerate(runs):
+            trace = run["r2_trace"]
+            ax.plot(range(len(trace)), [t["r2"] for t in trace], color=color, marker=".", alpha=0.8,
+                    label=label if k == 0 else None)  # fmt: skip
+            n2 = sum(t["stage"] == "stage2" for t in trace)
+            ax.axvline(n2 - 0.5, color=color, ls=":", lw=0.8)
+    ax.set_xlabel(f"probe (Stage 2 every {PROBE_EVERY} updates, then after each online iteration)")
+    ax.set_ylabel("held-out R$^2$ latent -> action")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    name = "latent_r2.png"
     fig.savefig(out_dir / name, dpi=120)
     plt.close(fig)
     return name
@@ -393,7 +451,11 @@ def _discrete_claims(prof: Profile, per_seed: list[dict[str, Any]]) -> list[Clai
             id="latent-actions-predict-true-actions",
             statement="The IDM's latent actions encode the control: a linear probe recovers the true actions.",
             paper=None,
-            measured={"probe_accuracy": probe, "codebook_perplexity": _mean([s["perplexity"] for s in per_seed])},
+            measured={
+                "probe_accuracy": probe,
+                "codebook_perplexity": _mean([s["perplexity"] for s in per_seed]),
+                "r2_trace": [s["r2_trace"] for s in per_seed],
+            },
             criterion=f"mean held-out linear-probe accuracy of BCV-LR's latent actions >= {PROBE_MIN} (chance 1/3)",
             holds=bool(probe["bcvlr"] >= PROBE_MIN),
             scale_note=scale,
@@ -445,6 +507,23 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     if cont is not None:
         nr_cont = {m: [s["normalized"][m] for s in per_seed_cont] for m in CONTINUOUS_METHODS}
         mean_cont = {m: _mean(v) for m, v in nr_cont.items()}
+        se_cont = {m: _se(v) for m, v in nr_cont.items()}
+        claims.append(
+            Claim(
+                id="continuous-positive-control-bc-true-actions",
+                statement="Positive control of the continuous experiment: behaviour cloning with the expert's true "
+                "actions on the same video reaches near-expert return (else the setting cannot show the claim).",
+                paper=None,
+                measured={
+                    "mean_normalized_return": mean_cont["bc_true_actions"],
+                    "se": se_cont["bc_true_actions"],
+                    "per_seed": nr_cont["bc_true_actions"],
+                },
+                criterion=f"mean normalised return of bc_true_actions >= {CONTROL_NEAR_EXPERT}",
+                holds=bool(mean_cont["bc_true_actions"] >= CONTROL_NEAR_EXPERT),
+                scale_note="Same video, evaluation and network widths as claim 4; no interaction.",
+            )
+        )
         claims.append(
             Claim(
                 id="continuous-bcvlr-near-expert-and-beats-bco",
@@ -452,7 +531,12 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
                 "features, MSE action decoder) reaches a high fraction of the expert video's return and beats BCO at "
                 "the same interaction budget.",
                 paper={"dmc8_normalised": 0.78, "dmc8_mean": {"bcvlr": 604, "bco": 336, "video": 698}},
-                measured={"mean_normalized_return": mean_cont, "per_seed": nr_cont},
+                measured={
+                    "mean_normalized_return": mean_cont,
+                    "se": se_cont,
+                    "per_seed": nr_cont,
+                    "r2_trace": [s["r2_trace"] for s in per_seed_cont],
+                },
                 criterion=f"mean normalised return of bcvlr >= {CONTINUOUS_NEAR_EXPERT} and > bco's",
                 holds=bool(mean_cont["bcvlr"] >= CONTINUOUS_NEAR_EXPERT and mean_cont["bcvlr"] > mean_cont["bco"]),
                 scale_note=f"PointMassPixels ({cont.size}x{cont.size} pixels, {cont.max_steps}-step episodes), "
@@ -461,7 +545,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
                 "stacks, 100k frames, RL-trained experts.",
             )
         )
-    figure = _figure(per_seed, per_seed_cont, out_dir)
+    figures = [_figure(per_seed, per_seed_cont, out_dir), _r2_figure(per_seed, per_seed_cont, out_dir)]
     config = {
         "profile": profile,
         **{k: v for k, v in dataclasses.asdict(prof).items() if k not in ("agent", "baseline")},
@@ -481,5 +565,5 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         config=config,
         claims=claims,
         wall_time_s=wall,
-        figures=[figure],
+        figures=figures,
     )

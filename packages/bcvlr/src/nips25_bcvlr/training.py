@@ -45,6 +45,11 @@ def fit(
 ) -> StageLog:
     """Run ``n_steps`` Adam updates of ``loss_fn`` on uniformly sampled minibatch indices.
 
+    Data parallelism: every process draws the same *global* minibatch of ``batch_size * num_processes`` indices
+    from ``generator`` (seeded identically on every process) and keeps its own slice of ``batch_size``; DDP averages
+    the gradients, so ``N`` processes at ``batch_size`` take the same step as one process at ``N * batch_size``
+    (tested). Every process runs every step (no rank skips ``backward``).
+
     Args:
         loss_fn: maps ``(batch_size,)`` int64 item indices to a scalar loss (batched; no per-sample loop).
         optimizer: an optimizer already passed through ``accelerator.prepare``.
@@ -52,8 +57,9 @@ def fit(
         accelerator: the ``accelerate.Accelerator`` that runs the loop.
         n_steps: updates, ``>= 0``.
         n_items: size of the pool the indices are drawn from, ``>= 1``.
-        batch_size: indices per update, ``>= 1``.
-        generator: torch generator for the indices (seeded runs are bit-reproducible).
+        batch_size: indices per update and process, ``>= 1``.
+        generator: torch generator for the indices, in the same state on every process (seeded runs are
+            bit-reproducible).
         grad_clip: max global gradient norm, or ``None``.
         after_step: called with the step number after each update (e.g. a target-network EMA).
         desc: progress-bar label; show_progress: show a bar (silent under ``-q``).
@@ -65,10 +71,11 @@ def fit(
     check_int("n_items", n_items)
     check_int("batch_size", batch_size)
     log = StageLog()
+    rank, world = accelerator.process_index, accelerator.num_processes
     steps = progress(range(n_steps), total=n_steps, desc=desc) if show_progress else range(n_steps)
     for step in steps:
         start = time.perf_counter()
-        idx = torch.randint(n_items, (batch_size,), generator=generator)
+        idx = torch.randint(n_items, (batch_size * world,), generator=generator)[rank * batch_size :][:batch_size]
         loss = loss_fn(idx)
         optimizer.zero_grad(set_to_none=True)
         accelerator.backward(loss)
