@@ -12,6 +12,7 @@ import numpy as np
 
 from nips25_routing.dual import DualFit, alpha_vector, fit_dual
 from nips25_routing.estimation import ANNEstimator
+from nips25_routing.ties import argmax_random_ties
 from nips25_routing.validation import (
     as_matrix,
     as_vector,
@@ -73,8 +74,8 @@ class PORTRouter:
     2. For the first :math:`L = \lceil \epsilon N \rceil` queries, act uniformly at random over ``{0..M}``
        (``M`` = drop) and keep their estimates as the learning sample :math:`P`.
     3. Once, fit :math:`\gamma^* = \arg\min_{0\le\gamma\le\gamma_{max}} F(\gamma)` (:func:`~nips25_routing.fit_dual`).
-    4. Route every later query to :math:`i^* = \arg\max_i (\alpha \hat d_{ji} - \gamma^*_i \hat g_{ji})` (ties go
-       to the lowest index). The router never declines; the serving side's
+    4. Route every later query to :math:`i^* = \arg\max_i (\alpha \hat d_{ji} - \gamma^*_i \hat g_{ji})` (ties
+       broken at random with the router's seeded generator, :func:`~nips25_routing.ties.argmax_random_ties`). The router never declines; the serving side's
        :class:`~nips25_routing.BudgetLedger` loses a query whose model cannot afford it.
 
     Args:
@@ -82,7 +83,7 @@ class PORTRouter:
         budgets: ``(M,)`` per-model budgets for the whole stream (same units as the history's cost).
         n_total: expected stream length ``N`` (sets the learning phase length).
         alpha, eps, clip_zero, gamma_max, solver, learn_drop: see :class:`PORTConfig`.
-        seed: seed of the learning phase's random actions.
+        seed: seed of the learning phase's random actions and of the draws that break ties.
 
     Raises:
         TypeError: if ``estimator`` is not an ``ANNEstimator``.
@@ -178,7 +179,7 @@ class PORTRouter:
         q = check_nonzero_rows(
             as_matrix(embeddings, "embeddings", cols=self.estimator.dim, dtype=np.float32), "embeddings"
         )
-        d_hat, g_hat = self.estimator.estimate(q)
+        d_hat, g_hat = self.estimator._estimate(q)  # validated once, above
         b = q.shape[0]
         n_learn = min(max(self.n_learn - self.n_seen, 0), b)
         out = np.empty(b, dtype=np.int64)
@@ -190,7 +191,7 @@ class PORTRouter:
         if n_learn < b:
             if self.gamma_ is None:
                 self._fit()
-            out[n_learn:] = self.scores(d_hat[n_learn:], g_hat[n_learn:]).argmax(axis=1)
+            out[n_learn:] = argmax_random_ties(self.scores(d_hat[n_learn:], g_hat[n_learn:]), self._rng)
         self.n_seen += b
         return out
 
