@@ -65,7 +65,8 @@ class ANNEstimator:
         >>> import faiss
         >>> rng = np.random.default_rng(0)
         >>> hist = HistoryStore(rng.normal(size=(400, 8)), rng.uniform(size=(400, 2)), rng.uniform(size=(400, 2)))
-        >>> ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(8), 4, faiss.METRIC_INNER_PRODUCT)
+        >>> quantizer = faiss.IndexFlatIP(8)
+        >>> ivf = faiss.IndexIVFFlat(quantizer, 8, 4, faiss.METRIC_INNER_PRODUCT)
         >>> base = l2_normalize(hist.embeddings)
         >>> ivf.train(base); ivf.add(base); ivf.nprobe = 4  # all lists: exact
         >>> q = rng.normal(size=(3, 8))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from nips25_shared.cache import atomic_write
 
 from nips25_routing.dual import DualFit, alpha_vector, fit_dual
 from nips25_routing.estimation import ANNEstimator
@@ -28,14 +29,16 @@ __all__ = ["PORTConfig", "PORTRouter"]
 
 @dataclass(frozen=True)
 class PORTConfig:
-    """Hyper-parameters of PORT (Alg. 1). Defaults are the official README run's.
+    """Hyper-parameters of PORT (Alg. 1). Defaults are the official README run's, except the dual's form.
 
     Attributes:
         alpha: weight of quality against cost in the score :math:`\\alpha \\hat d - \\gamma \\hat g` (``> 0``;
             the official run: 1e-4, with costs in dollars).
         eps: fraction of the stream used as the random learning phase, in ``(0, 1)``.
-        clip_zero: use the textbook dual with :math:`\\max(0, \\cdot)` (``False`` reproduces the official code).
-        gamma_max: upper bound of every price (official: 1); ``None`` for unbounded.
+        clip_zero: use the textbook dual with :math:`\\max(0, \\cdot)` (the default since 0.2.0, decided on 10
+            digits-zoo seeds; ``False`` with ``gamma_max=1`` reproduces the official code).
+        gamma_max: upper bound of every price (official: 1; default ``None``, unbounded). The bound is in units of
+            quality per dollar, so it means different things on different cost scales.
         solver: ``"lp"`` (exact HiGHS solve of the dual, our default) or ``"lbfgsb"`` (the official code's).
         learn_drop: in the learning phase draw actions uniformly from ``{0..M}`` where ``M`` drops the query
             (official code); ``False`` draws from the ``M`` models only.
@@ -43,8 +46,8 @@ class PORTConfig:
 
     alpha: float = 1e-4
     eps: float = 0.025
-    clip_zero: bool = False
-    gamma_max: float | None = 1.0
+    clip_zero: bool = True
+    gamma_max: float | None = None
     solver: Literal["lp", "lbfgsb"] = "lp"
     learn_drop: bool = True
 
@@ -65,6 +68,8 @@ class PORTConfig:
         object.__setattr__(self, "learn_drop", check_bool(self.learn_drop, "learn_drop"))
         if self.solver not in ("lp", "lbfgsb"):
             raise ValueError(f"solver must be 'lp' or 'lbfgsb', got {self.solver!r}")
+        if self.solver == "lbfgsb" and gamma_max is None:
+            raise ValueError("gamma_max must be finite for solver='lbfgsb' (the official code uses 1)")
 
 
 class PORTRouter:
@@ -112,8 +117,8 @@ class PORTRouter:
         n_total: int,
         alpha: float = 1e-4,
         eps: float = 0.025,
-        clip_zero: bool = False,
-        gamma_max: float | None = 1.0,
+        clip_zero: bool = True,
+        gamma_max: float | None = None,
         solver: Literal["lp", "lbfgsb"] = "lp",
         learn_drop: bool = True,
         seed: int = 0,
@@ -236,9 +241,12 @@ class PORTRouter:
         self._rng.bit_generator.state = state["rng"]
 
     def save(self, path: str | Path) -> Path:
-        """Write :meth:`get_state` as JSON to ``path``; returns the path."""
+        """Write :meth:`get_state` as JSON to ``path`` atomically (temp file, fsync, rename); returns the path.
+
+        A reader (or a crash) sees the previous state or the new one, never a half-written file.
+        """
         p = Path(path)
-        p.write_text(json.dumps(self.get_state()))
+        atomic_write(p, json.dumps(self.get_state()).encode())
         return p
 
     @classmethod
