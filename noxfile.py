@@ -6,16 +6,23 @@ Sessions are generated from the directories under ``packages/``. Every session i
     uvx nox -l                    list every session
     uvx nox -s test               lint, check-pins, then every package's tests
     uvx nox -s reproduce          every package's headline experiment, then reports/SUMMARY.md
-    uvx nox -s test-<slug>        one package: ruff, mypy on its src, pytest
+    uvx nox -s test-<slug>        one package: ruff, mypy on its src, pytest (tests and src doctests)
+    uvx nox -s release-check-<slug>   every step of a release of nips25-<slug> except the upload
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
 import nox
+
+sys.path.insert(0, str(Path(__file__).parent / "tools"))
+import release  # tools/release.py: tag, CHANGELOG and quickstart checks, shared with release.yml
 
 nox.needs_version = ">=2024.10.9"
 nox.options.default_venv_backend = "uv"
@@ -28,6 +35,7 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFL
 # Packages pinned to an old torch in their own lock fork (tool.uv.conflicts); nothing else may resolve to it.
 OLD_TORCH_FORKS = {"gfm"}
 RUFF = "ruff@0.17.5"
+TWINE = "twine==7.0.0"
 MYPY = "mypy==2.4.1"
 MIN_TORCH = (2, 3)
 
@@ -90,7 +98,8 @@ def test_shared(session: nox.Session) -> None:
 
 @nox.session(name="check-pins", python=False, venv_backend="none")
 def check_pins(session: nox.Session) -> None:
-    """The lock is current; sibling ranges admit the workspace's versions; only old-torch forks get torch<2.3."""
+    """The lock is current; sibling ranges admit the workspace's versions; only old-torch forks get torch<2.3;
+    every CHANGELOG's top section names its pyproject version."""
     from packaging.requirements import Requirement
     from packaging.version import Version
 
@@ -99,6 +108,10 @@ def check_pins(session: nox.Session) -> None:
     versions.update({_dist(s): _meta(s)["project"]["version"] for s in PACKAGES})
     problems = []
     for slug in ["shared", *PACKAGES]:
+        try:
+            release.check_changelog(slug)
+        except release.ReleaseError as err:
+            problems.append(str(err))
         meta = _meta(slug)["project"]
         deps = list(meta.get("dependencies", []))
         deps += [d for extra in meta.get("optional-dependencies", {}).values() for d in extra]
@@ -158,13 +171,62 @@ def _make_package_sessions(slug: str) -> None:
 
     @nox.session(name=f"smoke-{slug}", venv_backend="venv")
     def smoke(session: nox.Session) -> None:
-        """pip-install the built wheels alone in a clean venv, import the package, run its --help."""
+        """pip-install the built wheels alone in a clean venv; import, --help, then the README quickstart."""
         out = _build(session, slug)  # always rebuilt: never reuse stale wheels
         wheels = sorted(str(w) for w in out.glob("*.whl"))
         session.run("python", "-m", "pip", "install", "--quiet", *wheels)
-        module = f"nips25_{slug}"
-        session.run("python", "-c", f"import {module}; print({module}.__name__, {module}.__version__)")
-        session.run(f"nips25-{slug}", "--help", env=OFFLINE)
+        _installed_checks(session, slug)
+
+    @nox.session(name=f"release-check-{slug}", venv_backend="venv")
+    def release_check(session: nox.Session) -> None:
+        """Every step of release.yml for nips25-<slug> except the upload (tag from $RELEASE_TAG, else the version's)."""
+        _release_check(session, slug)
+
+
+def _installed_checks(session: nox.Session, slug: str) -> None:
+    """In a venv holding only the built wheels: import, ``--help``, then the README quickstart in an empty folder."""
+    module = f"nips25_{slug}"
+    session.run("python", "-c", f"import {module}; print({module}.__name__, {module}.__version__)")
+    if slug != "shared":
+        session.run(f"nips25-{slug}", "--help", env=OFFLINE, silent=True)
+    work = Path(tempfile.mkdtemp(prefix=f"quickstart-{slug}-"))
+    script = work / "quickstart.py"
+    script.write_text(release.quickstart(slug))
+    session.log(f"running the README quickstart of nips25-{slug} ({script})")
+    with session.chdir(work):
+        session.run("python", str(script), env={**OFFLINE, "NIPS25_CACHE_DIR": str(work / "cache")})
+
+
+def _release_check(session: nox.Session, slug: str) -> None:
+    dist = "nips25-shared" if slug == "shared" else _dist(slug)
+    tag = os.environ.get("RELEASE_TAG") or f"{dist}-v{release.version(slug)}"
+    try:
+        if release.check_tag(tag) != slug:
+            session.error(f"tag {tag} names another distribution than {dist}")
+    except release.ReleaseError as err:
+        session.error(str(err))
+    session.log(f"tag {tag} matches pyproject.toml and CHANGELOG.md")
+    out = ROOT / "dist" / f"release-{slug}"
+    shutil.rmtree(out, ignore_errors=True)
+    session.run("uv", "build", "--package", dist, "--no-sources", "--out-dir", str(out), external=True)
+    artifacts = sorted(str(p) for p in out.iterdir() if p.suffix in {".whl", ".gz"})
+    session.run("uvx", TWINE, "check", "--strict", *artifacts, external=True)
+    wheel = [str(w) for w in out.glob("*.whl")]
+    links: list[str] = []
+    if slug != "shared":  # nips25-shared's wheel from this tree, in case the registry has not got its version yet
+        deps = out / "deps"
+        session.run("uv", "build", "--package", "nips25-shared", "--no-sources", "--wheel", "--out-dir", str(deps),
+                    external=True)  # fmt: skip
+        links = ["--find-links", str(deps)]
+    session.run("python", "-m", "pip", "install", "--quiet", *links, *wheel)
+    _installed_checks(session, slug)
+    session.log(f"{dist} {release.version(slug)} is ready: push the tag {tag} to publish it (release.yml)")
+
+
+@nox.session(name="release-check-shared", venv_backend="venv")
+def release_check_shared(session: nox.Session) -> None:
+    """Every step of release.yml for nips25-shared except the upload."""
+    _release_check(session, "shared")
 
 
 for _slug in PACKAGES:

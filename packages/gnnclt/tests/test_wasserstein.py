@@ -80,3 +80,18 @@ def test_w1_rejects_bad_input():
         sliced_w1(np.ones((3, 2)), np.ones((3, 2)), jax.random.key(0), n_proj=0)
     with pytest.raises(ValueError, match="columns"):
         sliced_w1(np.ones((3, 2)), np.ones((3, 3)), jax.random.key(0))
+
+
+def test_w1_1d_under_jit_and_vmap_equals_the_eager_value() -> None:
+    import jax
+    import jax.numpy as jnp
+    from nips25_gnnclt import w1_1d
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(4, 50)), rng.normal(1.0, 2.0, size=(4, 30))
+    eager = np.array([float(w1_1d(x, y)) for x, y in zip(a, b)])
+    np.testing.assert_allclose(float(jax.jit(w1_1d)(jnp.asarray(a[0]), jnp.asarray(b[0]))), eager[0], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.vmap(w1_1d)(jnp.asarray(a), jnp.asarray(b))), eager, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(w1_1d))(jnp.asarray(a), jnp.asarray(b))), eager, rtol=1e-6)
+    with pytest.raises(ValueError, match="1-D"):
+        jax.jit(w1_1d)(jnp.ones((2, 2)), jnp.ones(3))

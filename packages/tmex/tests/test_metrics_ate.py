@@ -25,6 +25,14 @@ def test_mcc_matching_agrees_with_brute_force():
     assert mcc(z, h) == pytest.approx(brute, rel=1e-12)
 
 
+def test_mcc_of_a_representation_missing_a_latent_is_not_perfect():
+    """The review's case: z[:, :2] for a 3-latent z scored 1.0 under a 1/min(k, d) normalisation."""
+    z = np.random.default_rng(4).normal(size=(500, 3))
+    assert mcc(z, z[:, :2]) == pytest.approx(2 / 3, abs=1e-12)
+    assert mcc(z, z[:, :1]) == pytest.approx(1 / 3, abs=1e-12)
+    assert mcc(z, np.column_stack([z, z[:, 0]])) == pytest.approx(1.0, abs=1e-12)  # an extra column: not penalised
+
+
 def test_mean_r2_is_one_for_invertible_linear_map_and_near_zero_for_noise():
     rng = np.random.default_rng(2)
     z = rng.normal(size=(400, 3))

@@ -26,7 +26,9 @@ def test_reproduce_tiny_report_structure(tiny_reports):
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.criterion and claim.measured is not None
     five = next(c for c in report.claims if c.id == "tmex-zero-with-unbiased-ate").measured
-    assert set(five) == {"A", "B", "C", "oracle"}
+    assert set(five) == {"A", "B", "C", "oracle", "oracle_C"}
+    control = next(c for c in report.claims if c.id == "tmex-zero-with-unbiased-ate-clean-control").measured
+    assert set(control) == {"clean", "clean_corrupted"}
     assert all(0 <= five[m]["mean_tmex"] <= 3 for m in five)
     assert (out / report.figures[0]).is_file()
 

@@ -73,3 +73,17 @@ def test_kci_missing_dependency_names_the_extra(monkeypatch):
     monkeypatch.setattr(kci, "kci_available", lambda: False)
     with pytest.raises(ImportError, match=r"nips25-tmex\[kci\]"):
         kci.kci_test(np.arange(10.0), np.arange(10.0) ** 2)
+
+
+def test_kci_with_a_constant_conditioning_set_is_the_marginal_test():
+    """Before: a raw LinAlgError from causal-learn. A constant Z carries no information: same as no Z."""
+    pytest.importorskip("causallearn")
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=150)
+    y = x + rng.normal(size=150)
+    marginal = kci_test(y, x)
+    constant = kci_test(y, x, np.ones((150, 2)))
+    assert constant.pvalue == pytest.approx(marginal.pvalue) and constant.statistic == pytest.approx(marginal.statistic)
+    w = rng.normal(size=(150, 1))
+    mixed = kci_test(y, x, np.column_stack([w, np.ones(150)]))  # the constant column is dropped, w is kept
+    assert mixed.statistic == pytest.approx(kci_test(y, x, w).statistic)

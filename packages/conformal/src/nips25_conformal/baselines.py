@@ -65,8 +65,8 @@ def combine_view_pvalues(pvalues: np.ndarray, *, rule: str) -> np.ndarray:
         ValueError: unknown rule, empty input, NaN or values outside ``[0, 1]``.
 
     Example:
-        >>> combine_view_pvalues(np.array([0.04, 0.5, 0.3]), rule="bonferroni")
-        array(0.12)
+        >>> float(combine_view_pvalues(np.array([0.04, 0.5, 0.3]), rule="bonferroni"))
+        0.12
     """
     if rule not in VIEW_RULES:
         raise ValueError(f"rule must be one of {sorted(VIEW_RULES)}, got {rule!r}")

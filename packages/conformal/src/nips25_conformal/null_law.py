@@ -47,7 +47,7 @@ class NullLaw:
 
     Example:
         >>> law = NullLaw(20, 5)
-        >>> round(law.order_stat_cdf(1, 0), 6)  # P(K_(1) = 0) = m / (n + m)
+        >>> round(float(law.order_stat_cdf(1, 0)), 6)  # P(K_(1) = 0) = m / (n + m)
         0.2
     """
 

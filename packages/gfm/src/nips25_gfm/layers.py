@@ -49,7 +49,9 @@ class MeanConv(nn.Module):
         ``(graph, h [N, S, k_in]) -> [N, S, k_out]``.
 
     Example:
-        >>> import dgl, torch
+        >>> import torch
+        >>> from nips25_gfm import import_dgl
+        >>> dgl = import_dgl()  # DGL with the PyTorch backend
         >>> conv = MeanConv(1, 1)
         >>> conv(dgl.graph(([0, 1], [1, 0])), torch.ones(2, 3, 1)).shape
         torch.Size([2, 3, 1])

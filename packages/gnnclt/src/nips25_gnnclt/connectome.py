@@ -32,7 +32,7 @@ def load_drosophila_left() -> tuple[np.ndarray, np.ndarray]:
 
     Example:
         >>> A, types = load_drosophila_left()
-        >>> A.shape, sorted(set(types))
+        >>> A.shape, sorted(map(str, set(types)))
         ((209, 209), ['I', 'K', 'O', 'P'])
     """
     root = resources.files("nips25_gnnclt") / "data"

@@ -45,7 +45,9 @@ def _w1_1d(a: Array, b: Array) -> Array:
 def w1_1d(a: Any, b: Any) -> Array:
     r"""Exact 1-D :math:`W_1` between two empirical laws (sizes may differ): :math:`\int |F_a - F_b|\,dx`.
 
-    Agrees with ``scipy.stats.wasserstein_distance``; jit-compiled.
+    Agrees with ``scipy.stats.wasserstein_distance``. jit- and vmap-clean: ``jax.jit(w1_1d)`` and
+    ``jax.vmap(w1_1d)`` over a batch of equal-size samples work; shapes are checked at trace time, while the
+    finiteness check runs only on concrete (non-traced) inputs, so a NaN inside ``jit`` gives a NaN distance.
 
     Args:
         a: ``(n_a,)`` sample, finite.
@@ -60,10 +62,14 @@ def w1_1d(a: Any, b: Any) -> Array:
     Example:
         >>> float(w1_1d([0.0, 1.0], [2.0]))
         1.5
+        >>> a = jnp.array([[0.0, 1.0], [0.0, 2.0]])
+        >>> jax.vmap(w1_1d)(a, a + 1.0).tolist()  # a shift by 1 moves every atom by 1
+        [1.0, 1.0]
     """
     a_arr, b_arr = _vector(a, "a"), _vector(b, "b")
-    if not (bool(jnp.all(jnp.isfinite(a_arr))) and bool(jnp.all(jnp.isfinite(b_arr)))):
-        raise ValueError("a and b must be finite (no NaN or inf)")
+    traced = isinstance(a_arr, jax.core.Tracer) or isinstance(b_arr, jax.core.Tracer)
+    if not traced and not (bool(jnp.all(jnp.isfinite(a_arr))) and bool(jnp.all(jnp.isfinite(b_arr)))):
+        raise ValueError("a and b must be finite (no NaN or inf)")  # checked on concrete values only
     dtype = jnp.promote_types(a_arr.dtype, b_arr.dtype)
     return _w1_1d(a_arr.astype(dtype), b_arr.astype(dtype))
 

@@ -49,7 +49,7 @@ def olsen_pn(orn: ArrayLike) -> NDArray[np.float64]:
 
     Example:
         >>> round(float(olsen_pn([[12.0, 0.0]])[0, 0]), 3)
-        74.908
+        81.958
     """
     orn = np.clip(_check_matrix(orn, "orn"), 0.0, None)
     s = M_INPUT_GAIN * orn.sum(axis=1, keepdims=True) / LFP_SCALE

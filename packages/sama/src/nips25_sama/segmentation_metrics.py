@@ -88,9 +88,9 @@ def miou_greedy(pred: Any, gt: Any, *, strict: bool = False) -> float:
 
     Example:
         >>> g = np.zeros((2, 1, 2, 2), bool); g[0, 0, 0] = True; g[1, 0, 1] = True
-        >>> p = g.copy(); p[1, 0, 0, 0] = True     # second object predicted twice as large: IoU 1/2
-        >>> miou_greedy(p, g)
-        0.75
+        >>> p = g.copy(); p[1, 0, 0, 0] = True     # one extra pixel on the second object: IoU 2/3
+        >>> round(miou_greedy(p, g), 4)                # (1 + 2/3) / 2
+        0.8333
     """
     ious = iou_matrix(pred, gt)
     if ious.size == 0:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+import numpy as np
+
 from nips25_tmex.gcm import CITestResult
 from nips25_tmex.validation import as_yxz
 
@@ -28,7 +30,9 @@ def kci_test(Y: Any, X: Any, Z: Any = None, *, est_width: str = "median", approx
     Args:
         Y: ``(n,)`` or ``(n, d_Y)``.
         X: ``(n,)`` or ``(n, d_X)``.
-        Z: ``(n, d_Z)`` or ``None`` (marginal test, ``KCI_UInd``).
+        Z: ``(n, d_Z)`` or ``None`` (marginal test, ``KCI_UInd``). Constant columns of ``Z`` are dropped (they
+            carry no information and make causal-learn's kernel matrix singular); a ``Z`` with no varying column
+            gives the marginal test, as conditioning on a constant does in :func:`~nips25_tmex.gcm.gcm_test`.
         est_width: kernel-width rule of causal-learn: ``"median"`` (the paper's call), ``"empirical"``,
             ``"manual"`` is not supported here.
         approx: Gamma approximation of the null (``True``) or simulated null (``False``).
@@ -58,6 +62,11 @@ def kci_test(Y: Any, X: Any, Z: Any = None, *, est_width: str = "median", approx
         raise ImportError(_MISSING)
     from causallearn.utils.KCI.KCI import KCI_CInd, KCI_UInd
 
+    if z is not None:
+        varying = np.ptp(z, axis=0) > 0
+        # a constant column carries no information and makes causal-learn's kernel matrix singular (LinAlgError);
+        # drop it, and test marginally when nothing varies (the GCM's regression on a constant is the same thing)
+        z = z[:, varying] if varying.any() else None
     if z is None:
         p, stat = KCI_UInd(est_width=est_width, approx=approx).compute_pvalue(x, y)
     else:

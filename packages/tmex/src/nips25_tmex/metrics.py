@@ -44,9 +44,12 @@ def correlation_matrix(
 def mcc(latents: Any, representation: Any, *, method: Literal["pearson", "spearman"] = "pearson") -> float:
     r"""Mean correlation coefficient: mean :math:`|\rho|` over the best one-to-one matching of latents and columns.
 
-    .. math:: \mathrm{MCC} = \max_{\pi} \frac{1}{\min(k,d)} \sum_j |\rho(Z_j, \hat Z_{\pi(j)})|
+    .. math:: \mathrm{MCC} = \max_{\pi} \frac{1}{k} \sum_{j \in \mathrm{dom}\,\pi} |\rho(Z_j, \hat Z_{\pi(j)})|
 
-    solved with the Hungarian algorithm (``scipy.optimize.linear_sum_assignment``).
+    solved with the Hungarian algorithm (``scipy.optimize.linear_sum_assignment``). The mean is over the ``k``
+    latents: with fewer columns than latents (``d < k``) the unmatched latents count 0, so a representation that
+    misses a latent cannot score 1 (dividing by ``min(k, d)`` would give ``z[:, :2]`` a perfect score for a
+    3-latent ``z``). Extra columns (``d > k``) are not penalised.
 
     Args:
         latents: ``(n, k)`` true latents.
@@ -67,10 +70,12 @@ def mcc(latents: Any, representation: Any, *, method: Literal["pearson", "spearm
         >>> z = np.random.default_rng(0).normal(size=(100, 3))
         >>> round(mcc(z, -z[:, ::-1]), 6)
         1.0
+        >>> round(mcc(z, z[:, :2]), 6)  # misses a latent: 2 of 3 matched
+        0.666667
     """
     c = correlation_matrix(latents, representation, method=method)
     rows, cols = linear_sum_assignment(-c)
-    return float(c[rows, cols].mean())
+    return float(c[rows, cols].sum() / c.shape[0])
 
 
 def mean_r2(latents: Any, representation: Any, *, regressor: Any = "lm", cv: int = 5, random_state: int = 0) -> float:
