@@ -42,5 +42,7 @@ def test_greedy_cost_picks_the_most_estimated_budget_left():
     hist = HistoryStore(np.eye(2), [[1.0, 1.0], [1.0, 1.0]], [[3.0, 1.0], [3.0, 1.0]], ["a", "b"])
     est = ANNEstimator(hist, backend="faiss-flat", k=2)
     # remaining (5, 4) -> a (2, 4) -> b (2, 3) -> b (2, 2) -> tie: a (-1, 2) -> b, or b (2, 1) -> a
-    seen = {tuple(GreedyRouter(est, [5.0, 4.0], kind="cost", seed=s).route(np.ones((5, 2))).tolist()) for s in range(20)}
+    seen = {
+        tuple(GreedyRouter(est, [5.0, 4.0], kind="cost", seed=s).route(np.ones((5, 2))).tolist()) for s in range(20)
+    }
     assert seen == {(0, 1, 1, 0, 1), (0, 1, 1, 1, 0)}  # the tie goes either way, never always to the first

@@ -63,7 +63,8 @@ class GreedyRouter:
         >>> import numpy as np
         >>> from nips25_routing import HistoryStore
         >>> h = HistoryStore(np.eye(2), [[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [1.0, 2.0]], ["a", "b"])
-        >>> picks = GreedyRouter(ANNEstimator(h, backend="faiss-flat", k=2), [9.0, 9.0], seed=0).route(np.ones((400, 2)))
+        >>> est = ANNEstimator(h, backend="faiss-flat", k=2)
+        >>> picks = GreedyRouter(est, [9.0, 9.0], seed=0).route(np.ones((400, 2)))
         >>> bool(0.4 < picks.mean() < 0.6)  # both models tie at quality 1: half each, not all to "a"
         True
     """

@@ -109,7 +109,9 @@ class ANNEstimator:
         if not callable(getattr(index, "search", None)):
             raise TypeError(f"index must be a faiss index with a search method, got {type(index).__name__}")
         if int(getattr(index, "ntotal", -1)) != history.size:
-            raise ValueError(f"index must hold the {history.size} history rows, it holds {getattr(index, 'ntotal', None)}")
+            raise ValueError(
+                f"index must hold the {history.size} history rows, it holds {getattr(index, 'ntotal', None)}"
+            )
         if int(getattr(index, "d", -1)) != self.dim:
             raise ValueError(f"index must have dimension {self.dim}, got {getattr(index, 'd', None)}")
         self.backend = "index"

@@ -142,9 +142,7 @@ def _numeric_column(frame: Any, column: str, path: Path) -> np.ndarray:
     return values
 
 
-def load_routerbench(
-    path: str | Path, *, cost_suffix: str = "|total_cost", missing: str = "error"
-) -> RoutingTable:
+def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost", missing: str = "error") -> RoutingTable:
     """Read a RouterBench-schema table, as released, into a :class:`RoutingTable`.
 
     The schema of ``routerbench_0shot.pkl``/``routerbench_5shot.pkl`` (Hu et al., RouterBench, 2024; the data of
@@ -214,12 +212,20 @@ def load_routerbench(
         if wrong.any():
             row, col = (int(v[0]) for v in np.nonzero(wrong))
             expected = "in [0, 1]" if name == "quality" else ">= 0"
-            raise ValueError(f"{p.name}: row {row} column {cols[col]!r}: {name} must be {expected}, got {arr[row, col]}")
+            raise ValueError(
+                f"{p.name}: row {row} column {cols[col]!r}: {name} must be {expected}, got {arr[row, col]}"
+            )
     rows = np.flatnonzero(keep)
     kept = frame.iloc[rows]
     sample_ids = [str(x) for x in kept["sample_id"]] if "sample_id" in frame.columns else [str(r) for r in rows]
     eval_names = [str(x) for x in kept["eval_name"]] if "eval_name" in frame.columns else [""] * rows.size
     return RoutingTable(
-        [prompt_text(x) for x in kept["prompt"]], quality[rows], cost[rows], models, sample_ids, eval_names, rows,
+        [prompt_text(x) for x in kept["prompt"]],
+        quality[rows],
+        cost[rows],
+        models,
+        sample_ids,
+        eval_names,
+        rows,
         len(frame),
     )

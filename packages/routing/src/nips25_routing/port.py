@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from nips25_shared.cache import atomic_write
 
 from nips25_routing.dual import DualFit, alpha_vector, fit_dual
 from nips25_routing.estimation import ANNEstimator
@@ -23,6 +22,7 @@ from nips25_routing.validation import (
     check_positive_int,
     check_real,
 )
+from nips25_shared.cache import atomic_write
 
 __all__ = ["PORTConfig", "PORTRouter"]
 
@@ -80,7 +80,8 @@ class PORTRouter:
        (``M`` = drop) and keep their estimates as the learning sample :math:`P`.
     3. Once, fit :math:`\gamma^* = \arg\min_{0\le\gamma\le\gamma_{max}} F(\gamma)` (:func:`~nips25_routing.fit_dual`).
     4. Route every later query to :math:`i^* = \arg\max_i (\alpha \hat d_{ji} - \gamma^*_i \hat g_{ji})` (ties
-       broken at random with the router's seeded generator, :func:`~nips25_routing.ties.argmax_random_ties`). The router never declines; the serving side's
+       broken at random with the router's seeded generator, :func:`~nips25_routing.ties.argmax_random_ties`).
+       The router never declines; the serving side's
        :class:`~nips25_routing.BudgetLedger` loses a query whose model cannot afford it.
 
     Args:

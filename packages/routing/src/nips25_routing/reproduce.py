@@ -152,9 +152,16 @@ def _dual_forms(
     for form, opts in DUAL_FORMS.items():
         try:
             res = compare_routers(
-                history, emb, quality, cost, budget_multiple=b, seed=seed, batch_size=batch, routers=("PORT",),
+                history,
+                emb,
+                quality,
+                cost,
+                budget_multiple=b,
+                seed=seed,
+                batch_size=batch,
+                routers=("PORT",),
                 port_options=opts,
-            )  # fmt: skip
+            )
             out[form] = res["PORT"].quality
         except ValueError as exc:
             if "unbounded" not in str(exc):
@@ -167,11 +174,13 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     """Run the headline experiment and return its :class:`~nips25_shared.Report` (claims with fixed criteria).
 
     Per seed and budget multiple: PORT (the package default) and every baseline on the same stream, budgets and
-    batches, ties at random; PORT under each of the three dual forms (on ``dual_seeds`` seeds); and, at 1x, the planted positive
+    batches, ties at random; PORT under each of the three dual forms (on ``dual_seeds`` seeds); and, at 1x, the
+    planted positive
     control (:mod:`nips25_routing.experiments.control`). Every per-seed number is kept in ``config``.
 
     Args:
-        profile: ``"tiny"`` (test smoke run), ``"quick"`` (digits-zoo, 6 seeds, 4 budgets; dual forms on 10), ``"text"`` (text-zoo:
+        profile: ``"tiny"`` (test smoke run), ``"quick"`` (digits-zoo, 6 seeds, 4 budgets; dual forms on 10),
+            ``"text"`` (text-zoo:
             MiniLM embeddings of chatterbot utterances, same sizes; the ``text`` extra) or ``"paper"`` (RouterBench
             from a local copy; see the module docstring).
         seed: first seed; seeds ``seed .. seed + n_seeds - 1`` set the split, the arrival order and every draw.
@@ -213,9 +222,14 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             continue
         z = planted_instance(seed=s, n_stream=prof.control_stream)
         ctl = compare_routers(
-            z.history, z.stream_embeddings, z.stream_quality, z.stream_cost, seed=s, batch_size=prof.batch_size,
+            z.history,
+            z.stream_embeddings,
+            z.stream_quality,
+            z.stream_cost,
+            seed=s,
+            batch_size=prof.batch_size,
             routers=tuple(control),
-        )  # fmt: skip
+        )
         for name, r in ctl.items():
             control[name].append(r.quality)
     figure = _figure(results, out_dir)
@@ -239,8 +253,15 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             "batch_size": prof.batch_size,
             "split": "weighted",
             "ties": "at random (seeded) in every router and baseline",
-            "port": {"alpha": default.alpha, "eps": default.eps, "k": 5, "backend": "faiss-hnsw",
-                     "solver": default.solver, "clip_zero": default.clip_zero, "gamma_max": default.gamma_max},
+            "port": {
+                "alpha": default.alpha,
+                "eps": default.eps,
+                "k": 5,
+                "backend": "faiss-hnsw",
+                "solver": default.solver,
+                "clip_zero": default.clip_zero,
+                "gamma_max": default.gamma_max,
+            },
             "mean_results": table,
             "per_seed_results": {str(b): results[b] for b in prof.budgets},
             "dual_forms_per_seed": {str(b): duals[b] for b in prof.budgets},
@@ -251,7 +272,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             "control_per_seed": control,
             "control_stream": prof.control_stream,
             "dual_seeds": all_seeds[: prof.dual_seeds],
-        },  # fmt: skip
+        },
         claims=claims,
         wall_time_s=time.perf_counter() - start,
         figures=[figure],
@@ -309,9 +330,10 @@ def _claims(
         forms[form] = {
             "defined_everywhere": defined,
             "n_unbounded": sum(v is None for vs in vals.values() for v in vs),
-            "mean_by_budget": {b: (float(np.mean(vs)) if all(v is not None for v in vs) else None)
-                               for b, vs in vals.items()},
-        }  # fmt: skip
+            "mean_by_budget": {
+                b: (float(np.mean(vs)) if all(v is not None for v in vs) else None) for b, vs in vals.items()
+            },
+        }
     code, text = "code, gamma<=1", "textbook"
     per_seed_gain = np.mean(
         [[d[text] - d[code] for d in duals[b]] for b in budgets], axis=0
@@ -319,15 +341,23 @@ def _claims(
     gain, gain_se = float(per_seed_gain.mean()), _se(per_seed_gain)
     winner = text if (forms[text]["defined_everywhere"] and gain > 2 * gain_se) else code
     default = PORTConfig()
-    default_form = next(f for f, o in DUAL_FORMS.items() if o == {"clip_zero": default.clip_zero,
-                                                                   "gamma_max": default.gamma_max})  # fmt: skip
+    default_form = next(
+        f for f, o in DUAL_FORMS.items() if o == {"clip_zero": default.clip_zero, "gamma_max": default.gamma_max}
+    )
     return [
         Claim(
             id="port-beats-online-baselines",
             statement="PORT's total quality (Performance) beats every training-free online baseline at every budget.",
             paper={"RouterBench 1x": {"PORT": 2718.6, "BatchSplit": 1838.05, "Random": 1384.25, "Greedy-Perf": 1012.1}},
-            measured={"PORT": port_q, "best_baseline": best_q, "best_baseline_name": best_name,
-                      "gap_mean": gap, "gap_se": gap_se, "power_ok": power, "n_seeds": prof.n_seeds},  # fmt: skip
+            measured={
+                "PORT": port_q,
+                "best_baseline": best_q,
+                "best_baseline_name": best_name,
+                "gap_mean": gap,
+                "gap_se": gap_se,
+                "power_ok": power,
+                "n_seeds": prof.n_seeds,
+            },
             criterion="at every budget multiple, mean(PORT) > max over Random, Greedy-Perf/Cost, KNN-Perf/Cost, "
             "BatchSplit of their means over seeds (gap = paired per-seed PORT - that baseline, with its SE; power_ok: "
             f"SE <= half of {SMALLEST_EFFECT:.0%} of PORT's mean)",
@@ -337,8 +367,12 @@ def _claims(
         Claim(
             id="port-near-approx-opt",
             statement="PORT reaches a large share of the estimate-based offline LP optimum (Approx-Opt).",
-            paper={"RouterBench": 0.8466, "SPROUT": 0.7599, "Leaderboard": 0.767,
-                   "RouterBench 1x": {"PORT": 2718.6, "Approx-Opt": 3211.35, "BatchSplit_relative": 0.5724}},
+            paper={
+                "RouterBench": 0.8466,
+                "SPROUT": 0.7599,
+                "Leaderboard": 0.767,
+                "RouterBench 1x": {"PORT": 2718.6, "Approx-Opt": 3211.35, "BatchSplit_relative": 0.5724},
+            },
             measured={"relative_at_ref_budget": rel[str(ref)], "relative_by_budget": rel, "ref_budget": ref},
             criterion=f"mean(PORT) / mean(Approx-Opt) >= {RELATIVE_MIN} at budget {ref}x",
             holds=bool(rel[str(ref)] >= RELATIVE_MIN),
@@ -371,9 +405,12 @@ def _claims(
             statement="Positive control: where budget prices matter (planted instance), the measurement sees PORT's "
             "gap to a budget-blind baseline.",
             paper=None,
-            measured={"mean": {n: float(np.mean(v)) for n, v in control.items()},
-                      "se": {n: _se(v) for n, v in control.items()},
-                      "optimum_over_greedy_perf": ctl_ratio, "port_minus_greedy_perf_z": ctl_z},  # fmt: skip
+            measured={
+                "mean": {n: float(np.mean(v)) for n, v in control.items()},
+                "se": {n: _se(v) for n, v in control.items()},
+                "optimum_over_greedy_perf": ctl_ratio,
+                "port_minus_greedy_perf_z": ctl_z,
+            },
             criterion=f"at budget 1x, mean(Optimum) >= {CONTROL_OPT_OVER_GREEDY_MIN} x mean(Greedy-Perf) and "
             f"mean(PORT - Greedy-Perf) > {CONTROL_Z_MIN} SE (paired over seeds)",
             holds=bool(ctl_ratio >= CONTROL_OPT_OVER_GREEDY_MIN and ctl_z > CONTROL_Z_MIN),
@@ -384,8 +421,13 @@ def _claims(
             id="dual-form-default",  # on prof.dual_seeds seeds
             statement="The package's default dual form is the one the rule fixed before the run picks.",
             paper=None,
-            measured={"forms": forms, "textbook_minus_code_gain": gain, "gain_se": gain_se,
-                      "rule_picks": winner, "default": default_form},  # fmt: skip
+            measured={
+                "forms": forms,
+                "textbook_minus_code_gain": gain,
+                "gain_se": gain_se,
+                "rule_picks": winner,
+                "default": default_form,
+            },
             criterion=DUAL_DEFAULT_RULE,
             holds=winner == default_form,
             scale_note=scale + f" Dual forms on {prof.dual_seeds} seeds (PORT only).",

@@ -23,7 +23,15 @@ import numpy as np
 from nips25_routing.history import HistoryStore
 from nips25_shared import cached, get_logger
 
-__all__ = ["CALL_OPS", "DOLLARS_PER_OP", "QUALITY_KINDS", "ZOO_MODELS", "ZooSplit", "digits_zoo", "split_history_stream"]
+__all__ = [
+    "CALL_OPS",
+    "DOLLARS_PER_OP",
+    "QUALITY_KINDS",
+    "ZOO_MODELS",
+    "ZooSplit",
+    "digits_zoo",
+    "split_history_stream",
+]
 
 log = get_logger(__name__)
 
@@ -119,9 +127,7 @@ def _fit_zoo(seed: int, fit_fraction: float, quality_kind: str) -> dict[str, np.
     }
 
 
-def digits_zoo(
-    *, seed: int = 0, n_stream: int = 10_000, fit_fraction: float = 0.3, quality: str = "proba"
-) -> ZooSplit:
+def digits_zoo(*, seed: int = 0, n_stream: int = 10_000, fit_fraction: float = 0.3, quality: str = "proba") -> ZooSplit:
     """Build (or load from the nips25 cache) one seeded split of digits-zoo.
 
     The digits are split at random (``seed``) into a fitting part (``fit_fraction``) on which the seven models are
