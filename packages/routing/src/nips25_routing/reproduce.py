@@ -331,12 +331,13 @@ def _claims(
             "defined_everywhere": defined,
             "n_unbounded": sum(v is None for vs in vals.values() for v in vs),
             "mean_by_budget": {
-                b: (float(np.mean(vs)) if all(v is not None for v in vs) else None) for b, vs in vals.items()
+                b: (float(np.mean([float(v) for v in vs if v is not None])) if None not in vs else None)
+                for b, vs in vals.items()
             },
         }
     code, text = "code, gamma<=1", "textbook"
     per_seed_gain = np.mean(
-        [[d[text] - d[code] for d in duals[b]] for b in budgets], axis=0
+        [[float(d[text] or 0.0) - float(d[code] or 0.0) for d in duals[b]] for b in budgets], axis=0
     )  # textbook is always bounded (beta_j >= 0); the code form with gamma <= 1 too
     gain, gain_se = float(per_seed_gain.mean()), _se(per_seed_gain)
     winner = text if (forms[text]["defined_everywhere"] and gain > 2 * gain_se) else code
