@@ -111,7 +111,7 @@ def test_dual_and_lp_reject_bad_instances():
     with pytest.raises(ValueError, match="alpha"):
         fit_dual(GOOD_D, GOOD_G, [1.0, 1.0], alpha=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="unbounded"):
-        fit_dual(GOOD_D, GOOD_G, [0.0, 0.0], alpha=1.0, eps=1.0, gamma_max=None)
+        fit_dual(GOOD_D, GOOD_G, [0.0, 0.0], alpha=1.0, eps=1.0, clip_zero=False, gamma_max=None)
     with pytest.raises(ValueError, match="gamma"):
         dual_objective([-1.0, 0.0], GOOD_D, GOOD_G, [1.0, 1.0])
     with pytest.raises(ValueError, match="cost"):

@@ -40,6 +40,9 @@ def test_lp_oracle_bounds_the_integral_optimum_and_rounding_respects_budgets():
 def test_greedy_cost_picks_the_most_estimated_budget_left():
     """Greedy-Cost (official op=2): each query to the model with the largest remaining estimated budget."""
     hist = HistoryStore(np.eye(2), [[1.0, 1.0], [1.0, 1.0]], [[3.0, 1.0], [3.0, 1.0]], ["a", "b"])
-    router = GreedyRouter(ANNEstimator(hist, backend="faiss-flat", k=2), [5.0, 4.0], kind="cost")
-    # remaining (5, 4) -> a (2, 4) -> b (2, 3) -> b (2, 2) -> a (tie, lowest index) (-1, 2) -> b
-    assert router.route(np.ones((5, 2))).tolist() == [0, 1, 1, 0, 1]
+    est = ANNEstimator(hist, backend="faiss-flat", k=2)
+    # remaining (5, 4) -> a (2, 4) -> b (2, 3) -> b (2, 2) -> tie: a (-1, 2) -> b, or b (2, 1) -> a
+    seen = {
+        tuple(GreedyRouter(est, [5.0, 4.0], kind="cost", seed=s).route(np.ones((5, 2))).tolist()) for s in range(20)
+    }
+    assert seen == {(0, 1, 1, 0, 1), (0, 1, 1, 1, 0)}  # the tie goes either way, never always to the first

@@ -113,12 +113,15 @@ def test_route_rejects_options_that_contradict_the_state_and_zero_batch(tmp_path
 
 
 def test_reproduce_tiny_profile_builds_a_complete_report(tmp_path):
-    """Smoke: the tiny profile returns four claims with criteria and computed holds, and writes its figure."""
+    """Smoke: the tiny profile returns six claims with criteria and computed holds, and writes its figure."""
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     assert report.package == "routing" and report.profile == "tiny"
     assert [c.id for c in report.claims] == [
         "port-beats-online-baselines", "port-near-approx-opt", "port-throughput", "port-latency",
+        "control-gap-visible", "dual-form-default",
     ]  # fmt: skip
+    assert len(report.config["per_seed_results"]["1.0"]["PORT"]) == 2  # every seed kept
+    assert set(report.config["dual_forms_per_seed"]["1.0"][0]) == {"code, gamma<=1", "code, unbounded", "textbook"}
     assert all(isinstance(c.holds, bool) and c.criterion for c in report.claims)
     assert (tmp_path / report.figures[0]).is_file()
     means = report.config["mean_results"]["1.0"]

@@ -63,3 +63,36 @@ def test_estimate_is_the_mean_over_neighbours_by_hand():
     d, g = ANNEstimator(hist, backend="faiss-flat", k=2).estimate([[1.0, 0.05]])
     np.testing.assert_allclose(d, [[0.5, 0.0]])
     np.testing.assert_allclose(g, [[2.0, 3.0]])
+
+
+def test_a_users_ivf_index_gives_the_exact_neighbours_with_every_list_probed_and_bad_indexes_are_refused():
+    import faiss
+    from nips25_routing import l2_normalize
+
+    from .conftest import make_history
+
+    hist = make_history(0)
+    base = l2_normalize(hist.embeddings)
+    quantizer = faiss.IndexFlatIP(8)
+    ivf = faiss.IndexIVFFlat(quantizer, 8, 8, faiss.METRIC_INNER_PRODUCT)
+    ivf.train(base)
+    ivf.add(base)
+    ivf.nprobe = 8
+    q = np.random.default_rng(3).normal(size=(40, 8)) * 3
+    est = ANNEstimator(hist, index=ivf)
+    assert est.backend == "index"
+    exact = ANNEstimator(hist, backend="faiss-flat")
+    np.testing.assert_allclose(est.estimate(q)[0], exact.estimate(q)[0])
+    small = faiss.IndexFlatIP(8)
+    small.add(base[:10])
+    with pytest.raises(ValueError, match="index must hold the 300 history rows"):
+        ANNEstimator(hist, index=small)
+    with pytest.raises(TypeError, match="index must be a faiss index"):
+        ANNEstimator(hist, index=object())
+    quantizer64 = faiss.IndexFlatIP(8)
+    empty_lists = faiss.IndexIVFFlat(quantizer64, 8, 64, faiss.METRIC_INNER_PRODUCT)
+    empty_lists.train(base)
+    empty_lists.add(base)
+    empty_lists.nprobe = 1  # one list of 64 may hold fewer than k vectors
+    with pytest.raises(RuntimeError, match="fewer than k=50"):
+        ANNEstimator(hist, index=empty_lists, k=50, ef_search=50).estimate(q)

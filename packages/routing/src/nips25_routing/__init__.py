@@ -14,10 +14,12 @@ from nips25_routing.baselines import (
     offline_lp_actions,
 )
 from nips25_routing.budgets import SPLITS, BudgetLedger, split_budget, total_budget
+from nips25_routing.compare import DUAL_FORMS, ONLINE_BASELINES, ROUTERS, compare_routers, stream_budgets
 from nips25_routing.dual import DualFit, dual_objective, fit_dual, lp_oracle
 from nips25_routing.estimation import BACKENDS, ANNEstimator, l2_normalize
-from nips25_routing.history import HistoryStore, RoutingTable, load_routerbench
+from nips25_routing.history import HistoryStore, RoutingTable, load_routerbench, prompt_text
 from nips25_routing.port import PORTConfig, PORTRouter
+from nips25_routing.run import run_routerbench
 from nips25_routing.simulation import Router, RoutingResult, evaluate_actions, simulate
 from nips25_routing.text_zoo import (
     TEXT_ZOO_MODELS,
@@ -27,6 +29,7 @@ from nips25_routing.text_zoo import (
     load_chatterbot_topics,
     text_zoo,
 )
+from nips25_routing.ties import argmax_random_ties
 from nips25_routing.zoo import ZOO_MODELS, ZooSplit, digits_zoo
 
 try:
@@ -36,6 +39,9 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "BACKENDS",
+    "DUAL_FORMS",
+    "ONLINE_BASELINES",
+    "ROUTERS",
     "SPLITS",
     "TEXT_ZOO_MODELS",
     "ZOO_MODELS",
@@ -55,7 +61,9 @@ __all__ = [
     "SentenceEncoder",
     "ZooSplit",
     "__version__",
+    "argmax_random_ties",
     "batch_assignment",
+    "compare_routers",
     "digits_zoo",
     "dual_objective",
     "encoder_macs",
@@ -66,8 +74,11 @@ __all__ = [
     "load_routerbench",
     "lp_oracle",
     "offline_lp_actions",
+    "prompt_text",
+    "run_routerbench",
     "simulate",
     "split_budget",
+    "stream_budgets",
     "text_zoo",
     "total_budget",
 ]

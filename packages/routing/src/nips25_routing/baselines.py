@@ -9,7 +9,8 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from nips25_routing.dual import lp_oracle
 from nips25_routing.estimation import ANNEstimator
-from nips25_routing.validation import as_matrix, as_vector, check_positive_int
+from nips25_routing.ties import TIE_RTOL, argmax_random_ties
+from nips25_routing.validation import as_matrix, as_vector, check_nonnegative_int, check_positive_int
 
 __all__ = ["BatchSplitRouter", "GreedyRouter", "RandomRouter", "batch_assignment", "offline_lp_actions"]
 
@@ -45,18 +46,32 @@ class GreedyRouter:
 
     ``kind="perf"``: :math:`\arg\max_i \hat d_{ji}`. ``kind="cost"``: the model with the most *estimated* budget
     left, :math:`\arg\max_i (B_i - \sum_{j'<j,\ a_{j'}=i} \hat g_{j'i})` (official ``utils.greedy``, ``op=2``).
-    Ties go to the lowest index. With ``ANNEstimator(backend="sklearn")`` these are the paper's KNN-Perf/Cost.
+    Ties are broken at random (seeded), never by list order: the official code's ``np.argmax`` sends them to the
+    first-listed model, which on 0/1 quality makes Greedy-Perf prefer whatever model is listed first. With
+    ``ANNEstimator(backend="sklearn")`` these are the paper's KNN-Perf/Cost.
 
     Args:
         estimator: the kNN estimator.
         budgets: ``(M,)`` per-model budgets (used by ``kind="cost"``).
         kind: ``"perf"`` or ``"cost"``.
+        seed: seed of the tie-breaking draws.
 
     Raises:
         ValueError: on an unknown ``kind`` or bad budgets.
+
+    Example:
+        >>> import numpy as np
+        >>> from nips25_routing import HistoryStore
+        >>> h = HistoryStore(np.eye(2), [[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [1.0, 2.0]], ["a", "b"])
+        >>> est = ANNEstimator(h, backend="faiss-flat", k=2)
+        >>> picks = GreedyRouter(est, [9.0, 9.0], seed=0).route(np.ones((400, 2)))
+        >>> bool(0.4 < picks.mean() < 0.6)  # both models tie at quality 1: half each, not all to "a"
+        True
     """
 
-    def __init__(self, estimator: ANNEstimator, budgets: Any, *, kind: Literal["perf", "cost"] = "perf") -> None:
+    def __init__(
+        self, estimator: ANNEstimator, budgets: Any, *, kind: Literal["perf", "cost"] = "perf", seed: int = 0
+    ) -> None:
         if not isinstance(estimator, ANNEstimator):
             raise TypeError(f"estimator must be an ANNEstimator, got {type(estimator).__name__}")
         if kind not in ("perf", "cost"):
@@ -65,6 +80,7 @@ class GreedyRouter:
         self.kind = kind
         self.n_models = estimator.n_models
         self.remaining = as_vector(budgets, "budgets", size=self.n_models, nonnegative=True).copy()
+        self._rng = np.random.default_rng(check_nonnegative_int(seed, "seed"))
 
     def route(self, embeddings: Any) -> np.ndarray:
         """``(B,)`` model indices for the ``(B, D)`` batch, in arrival order.
@@ -74,15 +90,20 @@ class GreedyRouter:
         """
         d_hat, g_hat = self.estimator.estimate(embeddings)
         if self.kind == "perf":
-            return d_hat.argmax(axis=1)
+            return argmax_random_ties(d_hat, self._rng)
         out = np.empty(d_hat.shape[0], dtype=np.int64)
+        draws = self._rng.random((d_hat.shape[0], self.n_models))
         for j in range(d_hat.shape[0]):
-            out[j] = int(self.remaining.argmax())
+            best = self.remaining.max()
+            tied = self.remaining >= best - TIE_RTOL * abs(best)
+            out[j] = int(np.where(tied, draws[j], -1.0).argmax())
             self.remaining[out[j]] -= g_hat[j, out[j]]
         return out
 
 
-def batch_assignment(d_hat: Any, g_hat: Any, remaining: Any, *, time_limit: float = 10.0) -> np.ndarray:
+def batch_assignment(
+    d_hat: Any, g_hat: Any, remaining: Any, *, time_limit: float = 10.0, rng: np.random.Generator | None = None
+) -> np.ndarray:
     r"""BatchSplit's per-batch binary program, solved with scipy's HiGHS MILP.
 
     .. math:: \max_{x\in\{0,1\}^{B\times M}} \sum_{j,i} \hat d_{ji} x_{ji} \;\text{s.t.}\;
@@ -93,6 +114,8 @@ def batch_assignment(d_hat: Any, g_hat: Any, remaining: Any, *, time_limit: floa
         g_hat: ``(B, M)`` estimated cost, ``>= 0``.
         remaining: ``(M,)`` remaining (estimated) budgets, ``>= 0``.
         time_limit: seconds HiGHS may spend; the best feasible point found is used.
+        rng: when given, the models are handed to HiGHS in a random order (drawn from ``rng``) and mapped back, so
+            which of several optimal assignments is returned does not depend on the model list's order.
 
     Returns:
         ``(B,)`` actions in ``0..M`` (``M`` when the program leaves the query unassigned).
@@ -111,6 +134,8 @@ def batch_assignment(d_hat: Any, g_hat: Any, remaining: Any, *, time_limit: floa
         raise ValueError("g_hat must be >= 0")
     r = np.maximum(r, 0.0)
     n, m = d.shape
+    order = np.arange(m) if rng is None else rng.permutation(m)
+    d, g, r = d[:, order], g[:, order], r[order]
     k = np.arange(n * m)
     j_idx, i_idx = np.divmod(k, m)
     import scipy.sparse as sp
@@ -129,7 +154,7 @@ def batch_assignment(d_hat: Any, g_hat: Any, remaining: Any, *, time_limit: floa
         return out
     x = res.x.reshape(n, m) > 0.5
     rows = x.any(axis=1)
-    out[rows] = x[rows].argmax(axis=1)
+    out[rows] = order[x[rows].argmax(axis=1)]
     return out
 
 
@@ -144,9 +169,10 @@ class BatchSplitRouter:
         estimator: the kNN estimator.
         budgets: ``(M,)`` per-model budgets.
         time_limit: HiGHS time limit per batch, seconds.
+        seed: seed of the random model order handed to HiGHS (ties among optimal assignments at random).
     """
 
-    def __init__(self, estimator: ANNEstimator, budgets: Any, *, time_limit: float = 10.0) -> None:
+    def __init__(self, estimator: ANNEstimator, budgets: Any, *, time_limit: float = 10.0, seed: int = 0) -> None:
         if not isinstance(estimator, ANNEstimator):
             raise TypeError(f"estimator must be an ANNEstimator, got {type(estimator).__name__}")
         if not time_limit > 0:
@@ -154,6 +180,7 @@ class BatchSplitRouter:
         self.estimator = estimator
         self.n_models = estimator.n_models
         self.time_limit = float(time_limit)
+        self._rng = np.random.default_rng(check_nonnegative_int(seed, "seed"))
         self.remaining = as_vector(budgets, "budgets", size=self.n_models, nonnegative=True).copy()
 
     def route(self, embeddings: Any) -> np.ndarray:
@@ -163,21 +190,25 @@ class BatchSplitRouter:
             ValueError: if ``embeddings`` is not a finite, non-empty ``(B, D)`` array.
         """
         d_hat, g_hat = self.estimator.estimate(embeddings)
-        out = batch_assignment(d_hat, g_hat, self.remaining, time_limit=self.time_limit)
+        out = batch_assignment(d_hat, g_hat, self.remaining, time_limit=self.time_limit, rng=self._rng)
         served = out < self.n_models
         np.subtract.at(self.remaining, out[served], g_hat[np.flatnonzero(served), out[served]])
         return out
 
 
-def offline_lp_actions(quality: Any, cost: Any, budgets: Any) -> np.ndarray:
+def offline_lp_actions(quality: Any, cost: Any, budgets: Any, *, seed: int | None = 0) -> np.ndarray:
     """Offline LP routing with the official rounding: query ``j`` goes to ``argmax_i x_ji`` if that is > 0.
 
-    With estimates this is the paper's Approx-Opt; with true quality and cost, its Optimum.
+    With estimates this is the paper's Approx-Opt; with true quality and cost, its Optimum. Ties are broken at
+    random: the models go to HiGHS in a random order (which optimal vertex it returns depends on the order) and
+    equal entries of ``x`` are drawn among.
 
     Args:
         quality: ``(N, M)`` quality (estimated or true).
         cost: ``(N, M)`` cost (estimated or true).
         budgets: ``(M,)`` budgets.
+        seed: seed of the random model order and tie draws; ``None`` keeps the list order and the lowest index
+            (the official code's rule).
 
     Returns:
         ``(N,)`` actions in ``0..M`` (``M`` = dropped).
@@ -186,6 +217,18 @@ def offline_lp_actions(quality: Any, cost: Any, budgets: Any) -> np.ndarray:
         >>> offline_lp_actions([[1.0, 0.5], [1.0, 0.5]], [[1.0, 1.0], [1.0, 1.0]], [1.0, 0.0]).tolist()
         [0, 2]
     """
-    x, _ = lp_oracle(quality, cost, budgets)
-    best = x.argmax(axis=1)
-    return np.where(x[np.arange(x.shape[0]), best] > 1e-9, best, x.shape[1]).astype(np.int64)
+    d = as_matrix(quality, "quality")
+    g = as_matrix(cost, "cost", rows=d.shape[0], cols=d.shape[1])
+    b = as_vector(budgets, "budgets", size=d.shape[1], nonnegative=True)
+    m = d.shape[1]
+    if seed is None:
+        x, _ = lp_oracle(d, g, b)
+        best = x.argmax(axis=1)
+    else:
+        rng = np.random.default_rng(check_nonnegative_int(seed, "seed"))
+        order = rng.permutation(m)
+        xp, _ = lp_oracle(d[:, order], g[:, order], b[order])
+        x = np.empty_like(xp)
+        x[:, order] = xp
+        best = argmax_random_ties(x, rng, rtol=1e-9)
+    return np.where(x[np.arange(x.shape[0]), best] > 1e-9, best, m).astype(np.int64)

@@ -56,7 +56,7 @@ def _check_instance(
 
 
 def dual_objective(
-    gamma: Any, d_hat: Any, g_hat: Any, budgets: Any, *, alpha: Any = 1e-4, eps: float = 0.025, clip_zero: bool = False
+    gamma: Any, d_hat: Any, g_hat: Any, budgets: Any, *, alpha: Any = 1e-4, eps: float = 0.025, clip_zero: bool = True
 ) -> float:
     r"""The sample dual :math:`F(\gamma)` of PORT (Sec. 3.2).
 
@@ -70,7 +70,7 @@ def dual_objective(
         budgets: ``(M,)`` budgets of the whole stream, ``>= 0``.
         alpha: weight of quality against cost (scalar or ``(M,)``), ``> 0``.
         eps: learning fraction: the sample stands for ``eps`` of the stream, so it gets ``eps * budgets``.
-        clip_zero: add the textbook :math:`\max(0,\cdot)` (the official code omits it).
+        clip_zero: add the textbook :math:`\max(0,\cdot)` (the default; the official code omits it).
 
     Returns:
         :math:`F(\gamma)` as a float.
@@ -119,8 +119,8 @@ def fit_dual(
     *,
     alpha: Any = 1e-4,
     eps: float = 0.025,
-    clip_zero: bool = False,
-    gamma_max: float | None = 1.0,
+    clip_zero: bool = True,
+    gamma_max: float | None = None,
     solver: Solver = "lp",
 ) -> DualFit:
     r"""Minimise PORT's sample dual :math:`F(\gamma)` over :math:`0 \le \gamma_i \le \gamma_{max}` (Sec. 3.2).
@@ -138,7 +138,7 @@ def fit_dual(
         alpha: weight of quality against cost, scalar or ``(M,)``, ``> 0``.
         eps: learning fraction in ``(0, 1]``.
         clip_zero: textbook dual with :math:`\max(0,\cdot)`.
-        gamma_max: upper bound on every price (the official code uses 1); ``None`` for unbounded.
+        gamma_max: upper bound on every price (the official code uses 1); ``None`` (default) for unbounded.
         solver: ``"lp"`` (exact) or ``"lbfgsb"``.
 
     Returns:

@@ -38,10 +38,16 @@ class ANNEstimator:
         hnsw_m: HNSW graph degree (faiss ``M``).
         ef_construction: HNSW build-time candidate list size.
         ef_search: HNSW query-time candidate list size (``>= k``).
+        index: your own, already filled faiss index (``IndexIVFFlat``, ``IndexHNSWFlat``, ``IndexIVFPQ``, a GPU
+            index from ``faiss.index_cpu_to_gpu``, ...) holding ``l2_normalize(history.embeddings)`` in the
+            history's row order, searched with inner product (so its neighbours are the most cosine-similar).
+            Anything with ``ntotal``, ``d`` and ``search(x, k) -> (distances, labels)`` works. Overrides
+            ``backend`` (then ``"index"``); its search settings (``nprobe``, ``efSearch``) are yours.
 
     Raises:
-        ValueError: on an unknown backend or out-of-range ``k``/HNSW parameters.
-        TypeError: if ``history`` is not a ``HistoryStore``.
+        ValueError: on an unknown backend, out-of-range ``k``/HNSW parameters, or an ``index`` whose size or
+            dimension differs from the history's.
+        TypeError: if ``history`` is not a ``HistoryStore`` or ``index`` has no ``search``.
 
     References:
         Wu & Silwal, "Efficient Training-Free Online Routing for High-Volume Multi-LLM Serving", NeurIPS 2025,
@@ -53,6 +59,20 @@ class ANNEstimator:
         >>> d, g = ANNEstimator(h, backend="faiss-flat", k=1).estimate(np.array([[0.0, 2.0, 0.1]]))
         >>> d.tolist()
         [[0.0, 1.0, 0.0]]
+
+        Your own faiss index, here an IVF one over the normalised history:
+
+        >>> import faiss
+        >>> rng = np.random.default_rng(0)
+        >>> hist = HistoryStore(rng.normal(size=(400, 8)), rng.uniform(size=(400, 2)), rng.uniform(size=(400, 2)))
+        >>> quantizer = faiss.IndexFlatIP(8)
+        >>> ivf = faiss.IndexIVFFlat(quantizer, 8, 4, faiss.METRIC_INNER_PRODUCT)
+        >>> base = l2_normalize(hist.embeddings)
+        >>> ivf.train(base); ivf.add(base); ivf.nprobe = 4  # all lists: exact
+        >>> q = rng.normal(size=(3, 8))
+        >>> exact = ANNEstimator(hist, backend="faiss-flat").neighbors(q)
+        >>> bool((ANNEstimator(hist, index=ivf).neighbors(q) == exact).all())
+        True
     """
 
     def __init__(
@@ -64,6 +84,7 @@ class ANNEstimator:
         hnsw_m: int = 32,
         ef_construction: int = 200,
         ef_search: int = 50,
+        index: Any = None,
     ) -> None:
         if not isinstance(history, HistoryStore):
             raise TypeError(f"history must be a HistoryStore, got {type(history).__name__}")
@@ -82,7 +103,19 @@ class ANNEstimator:
         self.hnsw_m = hnsw_m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
-        self._index: Any = self._build(l2_normalize(history.embeddings))
+        if index is None:
+            self._index: Any = self._build(l2_normalize(history.embeddings))
+            return
+        if not callable(getattr(index, "search", None)):
+            raise TypeError(f"index must be a faiss index with a search method, got {type(index).__name__}")
+        if int(getattr(index, "ntotal", -1)) != history.size:
+            raise ValueError(
+                f"index must hold the {history.size} history rows, it holds {getattr(index, 'ntotal', None)}"
+            )
+        if int(getattr(index, "d", -1)) != self.dim:
+            raise ValueError(f"index must have dimension {self.dim}, got {getattr(index, 'd', None)}")
+        self.backend = "index"
+        self._index = index
 
     @property
     def dim(self) -> int:
@@ -117,11 +150,30 @@ class ANNEstimator:
         Raises:
             ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array.
         """
-        q = l2_normalize(check_nonzero_rows(as_matrix(queries, "queries", cols=self.dim, dtype=np.float32), "queries"))
+        return self._neighbors(self.check_queries(queries))
+
+    def check_queries(self, queries: Any) -> np.ndarray:
+        """``queries`` as a validated ``(B, D)`` float32 array (finite, non-empty, no all-zero row).
+
+        Routers validate a batch once with this and then call the estimator's unchecked path.
+
+        Raises:
+            ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array or has an all-zero row.
+        """
+        return check_nonzero_rows(as_matrix(queries, "queries", cols=self.dim, dtype=np.float32), "queries")
+
+    def _neighbors(self, q: np.ndarray) -> np.ndarray:
+        q = l2_normalize(q)
         if self.backend == "sklearn":
             return np.asarray(self._index.kneighbors(q, return_distance=False), dtype=np.int64)
         _, idx = self._index.search(q, self.k)
-        return np.asarray(idx, dtype=np.int64)
+        idx = np.asarray(idx, dtype=np.int64)
+        if (idx < 0).any():
+            raise RuntimeError(
+                f"the index returned fewer than k={self.k} neighbours for some queries (label -1): raise nprobe "
+                "or efSearch, or lower k"
+            )
+        return idx
 
     def estimate(self, queries: Any) -> tuple[np.ndarray, np.ndarray]:
         r"""Estimated quality and cost of every model on each query: means over the ``k`` nearest history queries.
@@ -135,7 +187,10 @@ class ANNEstimator:
         Raises:
             ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array.
         """
-        idx = self.neighbors(queries)
+        return self._estimate(self.check_queries(queries))
+
+    def _estimate(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        idx = self._neighbors(q)
         d_hat = self.history.quality[idx].mean(axis=1)
         g_hat = self.history.cost[idx].mean(axis=1)
         return d_hat, g_hat

@@ -9,8 +9,11 @@ from typing import Any
 import numpy as np
 
 from nips25_routing.validation import as_matrix, check_nonzero_rows
+from nips25_shared import get_logger
 
-__all__ = ["HistoryStore", "RoutingTable", "load_routerbench"]
+__all__ = ["HistoryStore", "RoutingTable", "load_routerbench", "prompt_text"]
+
+log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -72,16 +75,28 @@ class RoutingTable:
     """A table of queries with every model's quality and cost, as RouterBench ships it (no embeddings yet).
 
     Attributes:
-        prompts: ``N`` query texts.
+        prompts: ``N`` query texts (RouterBench's ``prompt`` holds the repr of a list of turns; they are joined
+            with blank lines).
         quality: ``(N, M)`` quality in ``[0, 1]``.
         cost: ``(N, M)`` cost (dollars).
         models: ``M`` model names (column names of the source table).
+        sample_ids: ``N`` values of the ``sample_id`` column (row positions as strings if it is absent).
+        eval_names: ``N`` values of ``eval_name`` (empty strings if absent).
+        rows: ``(N,)`` positions of these rows in the file (differs from ``arange(N)`` after ``missing="drop"``).
+        file_rows: number of rows in the file (an embeddings file made for it has this many).
     """
 
     prompts: list[str]
     quality: np.ndarray
     cost: np.ndarray
     models: list[str]
+    sample_ids: list[str] = field(default_factory=list)
+    eval_names: list[str] = field(default_factory=list)
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    file_rows: int = 0
+
+    def __len__(self) -> int:
+        return len(self.prompts)
 
     def to_history(self, embeddings: Any, rows: Any = None) -> HistoryStore:
         """The :class:`HistoryStore` of the given ``rows`` (all by default) with their ``(n, D)`` embeddings."""
@@ -89,16 +104,60 @@ class RoutingTable:
         return HistoryStore(embeddings, self.quality[idx], self.cost[idx], list(self.models))
 
 
-def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost") -> RoutingTable:
-    """Read a RouterBench-schema table (pickle of a pandas DataFrame, or CSV) into a :class:`RoutingTable`.
+def prompt_text(raw: Any) -> str:
+    """The text of one RouterBench ``prompt`` cell: the repr of a list of turns becomes the turns joined by blank
+    lines; any other string is kept as it is.
 
-    The schema (Hu et al., RouterBench, 2024; used by PORT Sec. 5): one row per prompt with a ``prompt`` column,
-    one quality column per model named after it, and a cost column ``"<model>|total_cost"``. A model is every
-    column ``c`` for which ``c + cost_suffix`` also exists.
+    Example:
+        >>> prompt_text("['What is 2+2?', 'And 3+3?']")
+        'What is 2+2?\\n\\nAnd 3+3?'
+        >>> prompt_text("plain text")
+        'plain text'
+    """
+    import ast
+
+    if isinstance(raw, (list, tuple)):
+        return "\n\n".join(str(t) for t in raw)
+    text = str(raw)
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            turns = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return text
+        if isinstance(turns, list):
+            return "\n\n".join(str(t) for t in turns)
+    return text
+
+
+def _numeric_column(frame: Any, column: str, path: Path) -> np.ndarray:
+    import pandas as pd
+
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(np.isnan(values) & frame[column].notna().to_numpy())
+    if bad.size:
+        row = int(bad[0])
+        raise ValueError(
+            f"{path.name}: row {row} column {column!r}: expected a number, got {frame[column].iloc[row]!r}"
+        )
+    return values
+
+
+def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost", missing: str = "error") -> RoutingTable:
+    """Read a RouterBench-schema table, as released, into a :class:`RoutingTable`.
+
+    The schema of ``routerbench_0shot.pkl``/``routerbench_5shot.pkl`` (Hu et al., RouterBench, 2024; the data of
+    PORT Sec. 5): a pickled pandas DataFrame, one row per prompt, with ``sample_id``, ``prompt`` (the repr of a
+    list of turns), ``eval_name``, and per model ``<model>`` (quality in ``[0, 1]``), ``<model>|model_response``
+    and ``<model>|total_cost`` (dollars), then ``oracle_model_to_route_to``. A model is every column ``c`` for
+    which ``c + cost_suffix`` also exists, in column order. A CSV export with the same columns reads the same.
+    The released 5-shot file has 154 empty score cells in 28 ``arc-challenge`` rows; ``missing="drop"`` drops
+    such rows (and says how many in the log), the default refuses the file and names the first one.
 
     Args:
         path: a ``.pkl``/``.pickle`` or ``.csv`` file.
         cost_suffix: suffix of the cost columns.
+        missing: ``"error"`` (a missing or non-finite quality/cost cell raises, naming row and column) or ``"drop"``
+            (rows with one are dropped).
 
     Returns:
         The table, models in column order.
@@ -106,10 +165,13 @@ def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost") -> R
     Raises:
         FileNotFoundError: if ``path`` does not exist.
         ValueError: if the extension is unknown, the ``prompt`` column or every model column is missing, or a
-            quality/cost value is missing or out of range.
+            quality/cost value is non-numeric, out of range, or (with ``missing="error"``) missing; the message names
+            the file, the row (position in the file) and the column.
     """
     import pandas as pd
 
+    if missing not in ("error", "drop"):
+        raise ValueError(f"missing must be 'error' or 'drop', got {missing!r}")
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"path: no RouterBench table at {p} (expected a .pkl or .csv file)")
@@ -120,16 +182,50 @@ def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost") -> R
     else:
         raise ValueError(f"path must end in .pkl, .pickle or .csv, got {p.name}")
     if not isinstance(frame, pd.DataFrame):
-        raise ValueError(f"path must hold a pandas DataFrame, got {type(frame).__name__}")
+        raise ValueError(f"{p.name}: must hold a pandas DataFrame, got {type(frame).__name__}")
     if "prompt" not in frame.columns:
-        raise ValueError(f"path: table has no 'prompt' column (columns: {list(frame.columns)[:10]}...)")
+        raise ValueError(f"{p.name}: table has no 'prompt' column (columns: {list(frame.columns)[:10]}...)")
     models = [c for c in frame.columns if isinstance(c, str) and f"{c}{cost_suffix}" in frame.columns]
     if not models:
-        raise ValueError(f"path: no model columns with a matching '<model>{cost_suffix}' column")
-    quality = frame[models].to_numpy(dtype=np.float64)
-    cost = frame[[f"{m}{cost_suffix}" for m in models]].to_numpy(dtype=np.float64)
-    if not (np.isfinite(quality).all() and np.isfinite(cost).all()):
-        raise ValueError("path: table has missing or non-finite quality/cost values")
-    if (quality < 0).any() or (quality > 1).any() or (cost < 0).any():
-        raise ValueError("path: quality must lie in [0, 1] and cost must be >= 0")
-    return RoutingTable([str(x) for x in frame["prompt"]], quality, cost, models)
+        raise ValueError(f"{p.name}: no model columns with a matching '<model>{cost_suffix}' column")
+    cost_cols = [f"{m}{cost_suffix}" for m in models]
+    quality = np.stack([_numeric_column(frame, c, p) for c in models], axis=1)
+    cost = np.stack([_numeric_column(frame, c, p) for c in cost_cols], axis=1)
+    columns = models + cost_cols
+    values = np.concatenate([quality, cost], axis=1)
+    bad = ~np.isfinite(values)
+    keep = np.ones(len(frame), dtype=bool)
+    if bad.any():
+        if missing == "error":
+            row, col = (int(v[0]) for v in np.nonzero(bad))
+            raise ValueError(
+                f"{p.name}: row {row} column {columns[col]!r} is missing or not finite ({values[row, col]}); "
+                f"{int(bad.any(axis=1).sum())} rows have such cells (load with missing='drop' to drop them)"
+            )
+        keep = ~bad.any(axis=1)
+        log.warning("%s: dropped %d rows with missing quality/cost cells", p.name, int((~keep).sum()))
+    for name, arr, cols, ok in (
+        ("quality", quality, models, lambda a: (a >= 0) & (a <= 1)),
+        ("cost", cost, cost_cols, lambda a: a >= 0),
+    ):
+        wrong = ~ok(arr) & keep[:, None] & np.isfinite(arr)
+        if wrong.any():
+            row, col = (int(v[0]) for v in np.nonzero(wrong))
+            expected = "in [0, 1]" if name == "quality" else ">= 0"
+            raise ValueError(
+                f"{p.name}: row {row} column {cols[col]!r}: {name} must be {expected}, got {arr[row, col]}"
+            )
+    rows = np.flatnonzero(keep)
+    kept = frame.iloc[rows]
+    sample_ids = [str(x) for x in kept["sample_id"]] if "sample_id" in frame.columns else [str(r) for r in rows]
+    eval_names = [str(x) for x in kept["eval_name"]] if "eval_name" in frame.columns else [""] * rows.size
+    return RoutingTable(
+        [prompt_text(x) for x in kept["prompt"]],
+        quality[rows],
+        cost[rows],
+        models,
+        sample_ids,
+        eval_names,
+        rows,
+        len(frame),
+    )

@@ -12,6 +12,7 @@ import numpy as np
 
 from nips25_routing.dual import DualFit, alpha_vector, fit_dual
 from nips25_routing.estimation import ANNEstimator
+from nips25_routing.ties import argmax_random_ties
 from nips25_routing.validation import (
     as_matrix,
     as_vector,
@@ -21,20 +22,23 @@ from nips25_routing.validation import (
     check_positive_int,
     check_real,
 )
+from nips25_shared.cache import atomic_write
 
 __all__ = ["PORTConfig", "PORTRouter"]
 
 
 @dataclass(frozen=True)
 class PORTConfig:
-    """Hyper-parameters of PORT (Alg. 1). Defaults are the official README run's.
+    """Hyper-parameters of PORT (Alg. 1). Defaults are the official README run's, except the dual's form.
 
     Attributes:
         alpha: weight of quality against cost in the score :math:`\\alpha \\hat d - \\gamma \\hat g` (``> 0``;
             the official run: 1e-4, with costs in dollars).
         eps: fraction of the stream used as the random learning phase, in ``(0, 1)``.
-        clip_zero: use the textbook dual with :math:`\\max(0, \\cdot)` (``False`` reproduces the official code).
-        gamma_max: upper bound of every price (official: 1); ``None`` for unbounded.
+        clip_zero: use the textbook dual with :math:`\\max(0, \\cdot)` (the default since 0.2.0, decided on 10
+            digits-zoo seeds; ``False`` with ``gamma_max=1`` reproduces the official code).
+        gamma_max: upper bound of every price (official: 1; default ``None``, unbounded). The bound is in units of
+            quality per dollar, so it means different things on different cost scales.
         solver: ``"lp"`` (exact HiGHS solve of the dual, our default) or ``"lbfgsb"`` (the official code's).
         learn_drop: in the learning phase draw actions uniformly from ``{0..M}`` where ``M`` drops the query
             (official code); ``False`` draws from the ``M`` models only.
@@ -42,8 +46,8 @@ class PORTConfig:
 
     alpha: float = 1e-4
     eps: float = 0.025
-    clip_zero: bool = False
-    gamma_max: float | None = 1.0
+    clip_zero: bool = True
+    gamma_max: float | None = None
     solver: Literal["lp", "lbfgsb"] = "lp"
     learn_drop: bool = True
 
@@ -64,6 +68,8 @@ class PORTConfig:
         object.__setattr__(self, "learn_drop", check_bool(self.learn_drop, "learn_drop"))
         if self.solver not in ("lp", "lbfgsb"):
             raise ValueError(f"solver must be 'lp' or 'lbfgsb', got {self.solver!r}")
+        if self.solver == "lbfgsb" and gamma_max is None:
+            raise ValueError("gamma_max must be finite for solver='lbfgsb' (the official code uses 1)")
 
 
 class PORTRouter:
@@ -73,8 +79,9 @@ class PORTRouter:
     2. For the first :math:`L = \lceil \epsilon N \rceil` queries, act uniformly at random over ``{0..M}``
        (``M`` = drop) and keep their estimates as the learning sample :math:`P`.
     3. Once, fit :math:`\gamma^* = \arg\min_{0\le\gamma\le\gamma_{max}} F(\gamma)` (:func:`~nips25_routing.fit_dual`).
-    4. Route every later query to :math:`i^* = \arg\max_i (\alpha \hat d_{ji} - \gamma^*_i \hat g_{ji})` (ties go
-       to the lowest index). The router never declines; the serving side's
+    4. Route every later query to :math:`i^* = \arg\max_i (\alpha \hat d_{ji} - \gamma^*_i \hat g_{ji})` (ties
+       broken at random with the router's seeded generator, :func:`~nips25_routing.ties.argmax_random_ties`).
+       The router never declines; the serving side's
        :class:`~nips25_routing.BudgetLedger` loses a query whose model cannot afford it.
 
     Args:
@@ -82,7 +89,7 @@ class PORTRouter:
         budgets: ``(M,)`` per-model budgets for the whole stream (same units as the history's cost).
         n_total: expected stream length ``N`` (sets the learning phase length).
         alpha, eps, clip_zero, gamma_max, solver, learn_drop: see :class:`PORTConfig`.
-        seed: seed of the learning phase's random actions.
+        seed: seed of the learning phase's random actions and of the draws that break ties.
 
     Raises:
         TypeError: if ``estimator`` is not an ``ANNEstimator``.
@@ -111,8 +118,8 @@ class PORTRouter:
         n_total: int,
         alpha: float = 1e-4,
         eps: float = 0.025,
-        clip_zero: bool = False,
-        gamma_max: float | None = 1.0,
+        clip_zero: bool = True,
+        gamma_max: float | None = None,
         solver: Literal["lp", "lbfgsb"] = "lp",
         learn_drop: bool = True,
         seed: int = 0,
@@ -178,7 +185,7 @@ class PORTRouter:
         q = check_nonzero_rows(
             as_matrix(embeddings, "embeddings", cols=self.estimator.dim, dtype=np.float32), "embeddings"
         )
-        d_hat, g_hat = self.estimator.estimate(q)
+        d_hat, g_hat = self.estimator._estimate(q)  # validated once, above
         b = q.shape[0]
         n_learn = min(max(self.n_learn - self.n_seen, 0), b)
         out = np.empty(b, dtype=np.int64)
@@ -190,7 +197,7 @@ class PORTRouter:
         if n_learn < b:
             if self.gamma_ is None:
                 self._fit()
-            out[n_learn:] = self.scores(d_hat[n_learn:], g_hat[n_learn:]).argmax(axis=1)
+            out[n_learn:] = argmax_random_ties(self.scores(d_hat[n_learn:], g_hat[n_learn:]), self._rng)
         self.n_seen += b
         return out
 
@@ -235,9 +242,12 @@ class PORTRouter:
         self._rng.bit_generator.state = state["rng"]
 
     def save(self, path: str | Path) -> Path:
-        """Write :meth:`get_state` as JSON to ``path``; returns the path."""
+        """Write :meth:`get_state` as JSON to ``path`` atomically (temp file, fsync, rename); returns the path.
+
+        A reader (or a crash) sees the previous state or the new one, never a half-written file.
+        """
         p = Path(path)
-        p.write_text(json.dumps(self.get_state()))
+        atomic_write(p, json.dumps(self.get_state()).encode())
         return p
 
     @classmethod

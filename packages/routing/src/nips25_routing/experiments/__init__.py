@@ -1,0 +1,1 @@
+"""What exists only for the reproduction: the planted positive-control instance."""
