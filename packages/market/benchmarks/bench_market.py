@@ -11,11 +11,14 @@ from __future__ import annotations
 import argparse
 import time
 
+import jax
 import numpy as np
 from nips25_market import LMSR, SmoothQuadratic, replay
 from scipy.special import logsumexp
 
 from nips25_shared.bench import measure, median_seconds, peak_rss_mib
+
+jax.config.update("jax_enable_x64", True)  # a script may set the global flag; the library no longer does
 
 
 def numpy_lmsr(trades: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:

@@ -3,6 +3,13 @@
 Cost-function market makers (LMSR, quadratic, and the paper's Smooth Quadratic Prediction Market), myopic traders
 with budgets and buy-only securities, simulation of trade sequences and market-maker losses, adaptive liquidity,
 and poll-driven traders for the 2016 US presidential election.
+
+Importing the package does not change JAX's global configuration. The markets are meant to run in float64: turn
+it on for the program (``jax.config.update("jax_enable_x64", True)``) or for a block (``with float64(): ...``);
+a market built with float64 off warns once (:mod:`nips25_market.precision`).
+
+Modules are layered: ``_checks``, ``precision``, ``trace`` < ``cost_functions`` < ``smooth_quadratic`` <
+``traders`` < ``simulation`` < ``liquidity``, ``polls`` < ``reproduce``, ``cli``; none imports one above it.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -10,6 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from nips25_market.cost_functions import DCFMM, LMSR, CostFunctionMarket, QuadraticDCFMM, project_simplex
 from nips25_market.liquidity import VolumeLiquidity, b_for_loss_budget, simulate_adaptive
 from nips25_market.polls import PollMarkets, load_polls_2016, poll_beliefs, synthetic_polls
+from nips25_market.precision import float64
 from nips25_market.simulation import (
     Trace,
     realized_loss,
@@ -39,6 +47,7 @@ __all__ = [
     "VolumeLiquidity",
     "__version__",
     "b_for_loss_budget",
+    "float64",
     "load_polls_2016",
     "poll_beliefs",
     "project_simplex",

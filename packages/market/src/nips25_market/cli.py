@@ -62,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("-v", "--verbose", action="count", default=0)
     run.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
+    import jax  # an application entry point may set the process-wide flag a library must not (precision.py)
+
+    jax.config.update("jax_enable_x64", True)
     if args.command == "reproduce":
         from nips25_market.reproduce import reproduce
 

@@ -7,26 +7,23 @@ price is :math:`p(q) = \nabla C(q) \in \Delta_n` and a bundle :math:`r` costs :m
 a Bregman divergence, :math:`C(q+r) - C(q) = \langle p(q), r\rangle + D_C(q + r, q)`, the decomposition the Smooth
 Quadratic Prediction Market (:mod:`nips25_market.smooth_quadratic`) starts from.
 
-Every method is a pure JAX function of the state: ``jit``- and ``vmap``-clean, float64.
+Every method is a pure JAX function of the state: ``jit``- and ``vmap``-clean; float64 when
+``jax_enable_x64`` is on, which importing the package does not do (:mod:`nips25_market.precision`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import jax
+import jax.numpy as jnp
+from jax.scipy.special import logsumexp
 
-jax.config.update("jax_enable_x64", True)  # prices near 0/1 and |q/b| ~ 1e3 need float64 (README, Choices)
-
-import jax.numpy as jnp  # noqa: E402
-from jax.scipy.special import logsumexp  # noqa: E402
-
-from nips25_market._checks import as_vector, check_positive, check_simplex  # noqa: E402
-
-if TYPE_CHECKING:
-    from nips25_market.simulation import Trace
+from nips25_market._checks import as_vector, check_positive, check_simplex
+from nips25_market.precision import warn_if_float32
+from nips25_market.trace import Trace, realized_loss
 
 __all__ = ["DCFMM", "LMSR", "CostFunctionMarket", "Norm", "QuadraticDCFMM", "project_simplex"]
 
@@ -132,8 +129,6 @@ class CostFunctionMarket:
 
     def realized_loss(self, trace: Trace, outcome: int) -> float:
         """Market maker's loss on ``trace`` once ``outcome`` occurs (see :func:`nips25_market.realized_loss`)."""
-        from nips25_market.simulation import realized_loss
-
         return realized_loss(trace, outcome)
 
 
@@ -232,6 +227,7 @@ class LMSR(DCFMM):
     def __post_init__(self) -> None:
         _check_n(self.n)
         object.__setattr__(self, "b", check_positive(self.b, "b"))
+        warn_if_float32(type(self).__name__)
 
     def cost(self, q: jax.Array) -> jax.Array:
         """LMSR cost :math:`b\\,\\mathrm{logsumexp}(q/b)`; ``(..., n) -> (...)``."""
@@ -295,6 +291,7 @@ class QuadraticDCFMM(DCFMM):
     def __post_init__(self) -> None:
         _check_n(self.n)
         object.__setattr__(self, "b", check_positive(self.b, "b"))
+        warn_if_float32(type(self).__name__)
 
     def price(self, q: jax.Array) -> jax.Array:
         """:math:`\\Pi_\\Delta(q/b)`; ``(..., n) -> (..., n)``."""

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 
 from nips25_market._checks import as_vector, check_positive, check_simplex
 from nips25_market.cost_functions import DCFMM, LMSR, QuadraticDCFMM
-from nips25_market.simulation import Trace
+from nips25_market.trace import Trace
 
 __all__ = ["VolumeLiquidity", "b_for_loss_budget", "simulate_adaptive"]
 

@@ -27,6 +27,7 @@ import numpy as np
 from nips25_market.cost_functions import DCFMM, LMSR, CostFunctionMarket, QuadraticDCFMM
 from nips25_market.liquidity import VolumeLiquidity, simulate_adaptive
 from nips25_market.polls import PollMarkets, load_polls_2016, synthetic_polls
+from nips25_market.precision import float64
 from nips25_market.simulation import replay_batch, simulate, simulate_batch
 from nips25_market.smooth_quadratic import SmoothQuadratic
 from nips25_market.traders import MyopicTrader, worst_case_spend
@@ -349,9 +350,13 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+    with float64():  # the markets need float64; the caller's JAX setting is restored after
+        return _reproduce(profile, seed=seed, out_dir=Path(out_dir))
+
+
+def _reproduce(profile: str, *, seed: int, out_dir: Path) -> Report:
     start = time.perf_counter()
     cfg = PROFILES[profile]
-    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rng = seed_everything(seed)
     polls = synthetic_polls(rng) if cfg["polls"] == "synthetic" else load_polls_2016()

@@ -3,39 +3,26 @@ r"""Trade sequences: replaying given bundles, simulating myopic traders, and the
 The state evolves as :math:`q_{t+1} = q_t + r_t`, trader :math:`t` pays :math:`\mathrm{quote}(q_t, r_t)`. After
 outcome :math:`x` the market maker pays out :math:`q_T[x] - q_0[x]` and has received :math:`\sum_t` payments, so its
 loss is :math:`q_T[x] - q_0[x] - \sum_t \mathrm{pay}_t` (Nueve & Waggoner 2025, Sec. 2).
+
+Layering: :mod:`~nips25_market.trace` and the markets sit below the traders, and this module on top of both;
+``Trace``, ``realized_loss`` and ``worst_outcome_loss`` live in :mod:`nips25_market.trace` and are re-exported here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from nips25_market._checks import as_matrix, as_vector, check_simplex
 from nips25_market.cost_functions import CostFunctionMarket
+from nips25_market.trace import Trace, realized_loss, worst_outcome_loss
 from nips25_market.traders import MyopicTrader
 
 __all__ = ["Trace", "realized_loss", "replay", "replay_batch", "simulate", "simulate_batch", "worst_outcome_loss"]
-
-
-class Trace(NamedTuple):
-    """A market's history over ``T`` trades.
-
-    Attributes:
-        q: ``(T+1, n)`` states, ``q[0]`` the initial one.
-        prices: ``(T+1, n)`` instantaneous prices at each state.
-        trades: ``(T, n)`` bundles bought.
-        payments: ``(T,)`` what each trader paid.
-    """
-
-    q: jax.Array
-    prices: jax.Array
-    trades: jax.Array
-    payments: jax.Array
 
 
 @partial(jax.jit, static_argnums=0)
@@ -180,30 +167,3 @@ def simulate_batch(mm: CostFunctionMarket, beliefs: Any, *, active: Any = None, 
         raise ValueError(f"active must have shape {tuple(arr.shape[:2])}, got {tuple(act.shape)}")
     flags = jnp.full(arr.shape[1], bool(buy_only))
     return _simulate_batch(mm, arr, flags, act)
-
-
-def realized_loss(trace: Trace, outcome: int) -> float:
-    r"""Market maker's loss once ``outcome`` occurs: :math:`q_T[x] - q_0[x] - \sum_t \mathrm{pay}_t`.
-
-    Args:
-        trace: a :class:`Trace`.
-        outcome: index ``x`` in ``[0, n)`` of the realised outcome.
-
-    Returns:
-        The loss in currency units (negative means profit).
-
-    Raises:
-        ValueError: if ``outcome`` is out of range.
-        TypeError: if ``outcome`` is not an integer.
-    """
-    if isinstance(outcome, bool) or not isinstance(outcome, (int, np.integer)):
-        raise TypeError(f"outcome must be an int index, got {type(outcome).__name__}")
-    n = trace.q.shape[-1]
-    if not 0 <= int(outcome) < n:
-        raise ValueError(f"outcome must be in [0, {n}), got {outcome}")
-    return float(trace.q[-1, outcome] - trace.q[0, outcome] - jnp.sum(trace.payments))
-
-
-def worst_outcome_loss(trace: Trace) -> float:
-    """The largest :func:`realized_loss` over all outcomes of ``trace`` (the sequence's worst case)."""
-    return float(jnp.max(trace.q[-1] - trace.q[0]) - jnp.sum(trace.payments))
