@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,12 +50,17 @@ def bench(tmp_path_factory):
 
 def test_writer_loader_round_trip(bench):
     path, frames, masks = bench
-    (video,) = load_sama_bench(path)
+    (video,) = load_sama_bench(path, frame_ext=".png")
     assert video.phrases == ["the cat", "the horse"]
     assert np.array_equal(video.masks(), masks)
     assert np.array_equal(video.frames(), frames)
     assert video.reference_caption() == "the cat moves left the horse moves up"
     assert len(load_sama_bench(path, qa_per_item=1)[0].conversations) == 2
+    items = json.loads(path.read_text())
+    assert set(items[0]) == {"video", "video_id", "height", "width", "frames", "anno_map", "conversation",
+                             "obj_masks", "groundtruth"}  # fmt: skip
+    with pytest.raises(FileNotFoundError, match="frame_ext"):
+        load_sama_bench(path)[0].frames()  # the release's .jpg default
 
 
 def test_evaluator_perfect_and_empty_predictions(bench, tmp_path):
@@ -76,7 +82,8 @@ def test_loader_bad_inputs(tmp_path, bench):
         load_sama_bench(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"videos": [{"video_id": "x"}]}))
-    with pytest.raises(ValueError, match="frames"):
+    (tmp_path / "mask_dict.json").write_text("{}")
+    with pytest.raises(ValueError, match="JSON list"):
         load_sama_bench(bad)
     with pytest.raises(ValueError, match="qa_per_item"):
         load_sama_bench(bench[0], qa_per_item=0)
@@ -84,3 +91,75 @@ def test_loader_bad_inputs(tmp_path, bench):
         evaluate_predictions([], {})
     with pytest.raises(FileNotFoundError, match="prediction file"):
         load_predictions(tmp_path / "none.json")
+
+
+RELEASED = Path(__file__).parent / "data" / "sama_bench_released"
+TL, BR, TR = (np.zeros((4, 4), bool) for _ in range(3))
+TL[:2, :2] = BR[2:, 2:] = TR[:2, 2:] = True
+
+
+def test_released_layout_fixture():
+    videos = load_sama_bench(RELEASED / "mevis_vidstg_lvvis.json", frame_root="/data/sama")
+    assert [v.video_id for v in videos] == ["mevis/valid_u/JPEGImages/0a2c0bfe6909", "7", "lvvis/val/JPEGImages/12"]
+    mevis, vidstg, lvvis = videos
+    # round 101 is dropped (one <mask>, no obj_masks entry), the unanswered trailing turn too; empty targets skipped
+    assert mevis.skipped_rounds == 1 and [c.get("question_id") for c in mevis.conversations[::2]] == [100, 102]
+    assert mevis.object_ids == ["100:0", "100:1", "102:0"]
+    assert mevis.phrases == ["the dog", "the balls", "a cat"]
+    assert mevis.objects["100:1"]["mask_ids"] == [12, 13]
+    gt = mevis.masks()
+    assert gt.shape == (3, 2, 4, 4)
+    assert np.array_equal(gt[0], [TL, TL]) and np.array_equal(gt[1, 0], BR | TR) and not gt[1, 1].any()
+    assert np.array_equal(gt[2], [TR, np.zeros_like(TR)])  # LV-VIS-style track shorter than the frames
+    assert mevis.frame_paths[1] == Path("/data/sama/mevis/valid_u/JPEGImages/0a2c0bfe6909/00005.jpg")
+    assert vidstg.frame_paths[0].name == "00000.jpg" and np.array_equal(vidstg.masks()[0], [TL, BR])
+    assert lvvis.frame_paths[0].parent.name == "00012" and np.array_equal(lvvis.masks()[0, 1], TR)
+    assert lvvis.reference_caption() == "the bird flies"
+    assert len(load_sama_bench(RELEASED / "mevis_vidstg_lvvis.json", qa_per_item=1)[0].conversations) == 2
+
+
+def test_released_layout_scores_perfect_and_swapped():
+    videos = load_sama_bench(RELEASED / "mevis_vidstg_lvvis.json")
+    perfect = {v.video_id: {"masks": v.masks(), "phrases": v.phrases, "caption": v.reference_caption()} for v in videos}
+    out = evaluate_predictions(videos, perfect, text_sim="exact")
+    assert out["n_videos"] == 3 and out["mIoU"] == out["Recall"] == 1.0
+    vidstg = videos[1]
+    swapped = dict(perfect, **{"7": {"masks": vidstg.masks()[:, ::-1], "phrases": ["the child"], "caption": ""}})
+    out = evaluate_predictions(videos, swapped, text_sim="exact")
+    assert out["mIoU"] == pytest.approx(2 / 3)  # IoU(TL->BR, BR->TL) = 0 on the VidSTG video
+
+
+def _released(tmp_path, **change):
+    items = json.loads((RELEASED / "mevis_vidstg_lvvis.json").read_text())
+    items[1].update(change)
+    items[1] = {k: v for k, v in items[1].items() if v is not None}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(items))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"anno_map": None}, "video #1 .*lacks the field 'anno_map'"),
+        ({"height": "4"}, "video #1 .*'height' must be a positive int"),
+        ({"groundtruth": [[[99]]]}, "mask_dict.json.*mask id 99 .*not in the mask dictionary"),
+        ({"obj_masks": []}, "'obj_masks' must be a list with one entry per QA round"),
+        ({"frames": [3, 4]}, r"'frames'\[0\] must be a string"),
+    ],
+)
+def test_released_layout_malformed(tmp_path, change, match):
+    with pytest.raises(ValueError, match=match):
+        load_sama_bench(_released(tmp_path, **change), mask_dict=RELEASED / "mask_dict.json")
+
+
+def test_released_layout_missing_files(tmp_path):
+    path = _released(tmp_path)
+    with pytest.raises(FileNotFoundError, match="mask_dict"):
+        load_sama_bench(path)
+    (tmp_path / "mask_dict.json").write_text("[1")
+    with pytest.raises(ValueError, match="mask_dict.json: not valid JSON"):
+        load_sama_bench(path)
+    (tmp_path / "mask_dict.json").write_text("[]")
+    with pytest.raises(ValueError, match="must hold a mapping"):
+        load_sama_bench(path)

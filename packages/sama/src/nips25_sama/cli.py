@@ -22,11 +22,11 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.frame_root is not None and not Path(args.frame_root).is_dir():
         parser.error(f"--frame-root: {args.frame_root} is not a directory")
     try:
-        videos = load_sama_bench(args.gt, frame_root=args.frame_root)
+        videos = load_sama_bench(args.gt, mask_dict=args.mask_dict, frame_root=args.frame_root)
         preds = load_predictions(args.pred)
         result = evaluate_predictions(videos, preds, text_sim=args.text_sim, official_compat=args.official_compat,
                                       with_meteor=args.meteor)  # fmt: skip
-    except (ValueError, KeyError, json.JSONDecodeError) as exc:
+    except (ValueError, KeyError, json.JSONDecodeError, FileNotFoundError) as exc:
         parser.error(f"cannot evaluate: {exc}")
     except ModuleNotFoundError as exc:
         parser.error(f"--text-sim {args.text_sim}: {exc}")
@@ -71,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
     add_common_arguments(rep, slug="sama")
     ev = sub.add_parser("eval", help="evaluate SAMA-Bench predictions (mIoU, Recall, J&F, captions)")
-    ev.add_argument("--gt", type=Path, required=True, help="SAMA-Bench annotation JSON")
+    ev.add_argument("--gt", type=Path, required=True, help="SAMA-Bench annotation JSON (released layout)")
+    ev.add_argument("--mask-dict", type=Path, default=None, help="mask dictionary (default: beside --gt)")
     ev.add_argument("--pred", type=Path, required=True, help="predictions JSON (video_id -> caption/phrases/RLE)")
     ev.add_argument("--frame-root", type=Path, default=None, help="directory of the frame folders (default: JSON's)")
     ev.add_argument("--text-sim", choices=("minilm", "tfidf", "exact"), default="minilm", help="Recall text similarity")

@@ -117,7 +117,7 @@ def _tracker_eval(p: _Profile, seed: int, text_sim: str) -> dict[str, Any]:
                       "phrases": {str(i + 1): f"the {o}" for i, o in enumerate(objs)},
                       "conversations": scene_conversation(objs, motions)})  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
-        videos = load_sama_bench(write_sama_bench(tmp, clips))
+        videos = load_sama_bench(write_sama_bench(tmp, clips), frame_ext=".png")
         tracked, static = {}, {}
         for v in videos:
             frames, gt = v.frames(), v.masks()

@@ -1,12 +1,23 @@
-"""SAMA-Bench data format: videos as frame folders, per-object COCO RLE masks per frame, multi-turn conversations;
-reader, writer and the evaluator that runs every metric over a set of predictions.
+"""SAMA-Bench as released: annotation list, mask dictionary, frame folders; reader, writer and evaluator.
 
-The JSON layout (our reconstruction; the released benchmark is read through the same fields)::
+The released layout (read from the official repository, ``sunye23/SAMA``, ``projects/llava_sam2/evaluation/
+video_gcg_eval_video_wise.py`` and ``video_region_cap_eval_video_wise.py``; field names and rules only)::
 
-    {"videos": [{"video_id": "v0", "frames_dir": "v0", "frames": ["00000.png", ...], "height": H, "width": W,
-                 "objects": {"1": {"phrase": "the cat", "masks": [RLE | null, ...]}},
-                 "conversations": [{"from": "human", "value": "What is <region1> doing?"},
-                                   {"from": "gpt", "value": "<p>The cat</p> [SEG] walks right.", "objects": ["1"]}]}]}
+    annotations.json: [{"video": "mevis/valid/JPEGImages/0a2c0bfe6909", "video_id": 17,   # video_id optional
+                        "height": H, "width": W, "frames": ["00000", "00005", ...],       # names without extension
+                        "anno_map": [1001, 1002],                                        # mask ids of this video
+                        "conversation": [{"from": "human", "value": "...<mask>...", "question_id": 3},
+                                         {"from": "gpt", "value": "<p>The cat</p> [SEG] walks right."}, ...],
+                        "obj_masks": [[1001], ...],          # per QA round: the mask ids of the <mask> prompts
+                        "groundtruth": [[[1002]], ...]}]     # per QA round, per [SEG]: mask ids (their union)
+    mask_dict.json:   {"1001": [RLE | null per frame], ...}  # LV-VIS form {"1001": {"segmentations": [...]}} too
+
+Frames are ``frame_root/<video>/<frame><frame_ext>`` (``.jpg`` in the release; an LV-VIS numeric folder name is
+zero-padded to 5 digits, a VidSTG frame may be ``{"raw_filename": ...}``). A QA round is kept, as the official
+loader does, only if the human turn comes first, ``<mask>`` occurs ``len(obj_masks[r])`` times and ``[SEG]`` occurs
+as often as ``groundtruth[r]`` has non-empty entries; dropped rounds are counted in
+:attr:`BenchVideo.skipped_rounds` and logged. The ground-truth objects of a video are the ``[SEG]`` targets of its
+kept rounds, each paired with the ``<p>...</p>`` phrase of the same index, lower-cased.
 
 A prediction file maps ``video_id`` to ``{"caption": str, "phrases": [str], "pred_masks": [[RLE | null per frame]]}``.
 RLE is pycocotools' compressed form (``{"size": [H, W], "counts": str}``); ``null`` is an empty frame.
@@ -15,6 +26,7 @@ RLE is pycocotools' compressed form (``{"size": [H, W], "counts": str}``); ``nul
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +39,8 @@ from pycocotools import mask as mask_utils
 from nips25_sama._validation import check_array
 from nips25_sama.caption_metrics import caption_metrics
 from nips25_sama.segmentation_metrics import jandf, miou_greedy, recall_iou_text, recall_over_videos
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "BenchVideo",
@@ -71,7 +85,12 @@ def decode_rle(rle: Mapping[str, Any] | None, height: int, width: int) -> np.nda
 
 @dataclass
 class BenchVideo:
-    """One SAMA-Bench video: frame files, objects (id -> phrase, per-frame RLE) and the conversation turns."""
+    """One SAMA-Bench video: frame files, ground-truth objects and the kept conversation turns.
+
+    ``objects`` maps an object key (``"<question_id>:<k>"``, the ``k``-th ``[SEG]`` of that round) to
+    ``{"phrase": str, "mask_ids": [int], "masks": [[RLE | None per mask id] per frame]}``; a frame's mask is the
+    union of its RLEs.
+    """
 
     video_id: str
     frame_paths: list[Path]
@@ -79,10 +98,12 @@ class BenchVideo:
     width: int
     objects: dict[str, dict[str, Any]]
     conversations: list[dict[str, Any]] = field(default_factory=list)
+    video: str = ""
+    skipped_rounds: int = 0
 
     @property
     def object_ids(self) -> list[str]:
-        """Object ids in file order."""
+        """Object keys in file order."""
         return list(self.objects)
 
     @property
@@ -91,18 +112,27 @@ class BenchVideo:
         return [str(o.get("phrase", "")) for o in self.objects.values()]
 
     def masks(self) -> np.ndarray:
-        """``(M, T, H, W)`` bool ground-truth volumes, decoded from RLE."""
+        """``(M, T, H, W)`` bool ground-truth volumes, decoded from RLE (union over an object's mask ids)."""
         t = len(self.frame_paths)
         out = np.zeros((len(self.objects), t, self.height, self.width), dtype=bool)
         for i, obj in enumerate(self.objects.values()):
-            for j, rle in enumerate(obj["masks"]):
-                out[i, j] = decode_rle(rle, self.height, self.width)
+            for j, rles in enumerate(obj["masks"]):
+                for rle in rles:
+                    out[i, j] |= decode_rle(rle, self.height, self.width)
         return out
 
     def frames(self) -> np.ndarray:
-        """``(T, H, W, 3)`` uint8 frames read from disk."""
+        """``(T, H, W, 3)`` uint8 frames read from disk.
+
+        Raises:
+            FileNotFoundError: naming the first missing frame file (check ``frame_root`` and ``frame_ext``).
+        """
         from skimage import io
 
+        for p in self.frame_paths:
+            if not p.is_file():
+                raise FileNotFoundError(f"video {self.video_id}: frame file {p} does not exist "
+                                        "(check frame_root and frame_ext)")  # fmt: skip
         return np.stack([np.asarray(io.imread(p))[..., :3] for p in self.frame_paths])
 
     def reference_caption(self) -> str:
@@ -113,91 +143,238 @@ class BenchVideo:
         return " ".join(re.sub(r"<[^>]*>|\[SEG\]", " ", text).lower().replace(".", " ").split())
 
 
+_REQUIRED = ("video", "height", "width", "frames", "anno_map")
+
+
+def _read_json(path: Path, what: str) -> Any:
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} {path} does not exist")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def _frame_names(item: Mapping[str, Any], where: str) -> list[str]:
+    names = []
+    for t, f in enumerate(item["frames"]):
+        if isinstance(f, Mapping) and "raw_filename" in f:
+            f = f["raw_filename"]
+        if not isinstance(f, str):
+            raise ValueError(f"{where}: field 'frames'[{t}] must be a string or {{'raw_filename': str}}, got {f!r:.60}")
+        names.append(os.path.splitext(f)[0] if "VidSTG" in str(item["video"]) else f)
+    return names
+
+
+def _mask_track(masks: Mapping[str, Any], mid: Any, n_frames: int, where: str) -> list[Any]:
+    key = str(mid)
+    if key not in masks:
+        raise ValueError(f"{where}: mask id {mid!r} (field 'anno_map'/'groundtruth') is not in the mask dictionary")
+    track = masks[key]
+    if isinstance(track, Mapping):
+        track = track.get("segmentations", [])
+    if not isinstance(track, list):
+        raise ValueError(f"{where}: mask dictionary entry {key!r} must be a list of RLE/null per frame")
+    return [track[t] if t < len(track) else None for t in range(n_frames)]
+
+
+def _phrases(answer: str) -> list[str]:
+    import re
+
+    return [m.strip().lower() for m in re.findall(r"<p>(.*?)</p>", answer, flags=re.DOTALL)]
+
+
 def load_sama_bench(
     json_path: str | os.PathLike[str],
     *,
+    mask_dict: str | os.PathLike[str] | Mapping[str, Any] | None = None,
     frame_root: str | os.PathLike[str] | None = None,
+    frame_ext: str = ".jpg",
     qa_per_item: int | None = None,
 ) -> list[BenchVideo]:
-    """Read a SAMA-Bench JSON file.
+    """Read a released SAMA-Bench annotation file (the layout in the module docstring).
 
     Args:
-        json_path: the annotation file.
-        frame_root: directory holding the ``frames_dir`` folders (default: the JSON file's directory).
-        qa_per_item: keep at most this many question/answer pairs per video (``None``: all).
+        json_path: the annotation file (a JSON list of videos, e.g. ``benchmark_split/mevis.json``).
+        mask_dict: the mask dictionary (path or loaded mapping ``{mask_id: [RLE | None per frame]}``; default
+            ``mask_dict.json`` beside ``json_path``).
+        frame_root: directory holding the ``video`` folders (default: the JSON file's directory).
+        frame_ext: extension appended to each frame name (``.jpg`` as released).
+        qa_per_item: keep at most this many kept QA rounds per video (``None``: all).
 
     Returns:
-        The videos.
+        The videos that have a ``conversation`` (the official loader skips the others).
 
     Raises:
-        FileNotFoundError: if the JSON file is missing.
-        ValueError: if a required field is missing, mask counts disagree with the frames, or ``qa_per_item < 1``.
+        FileNotFoundError: if the annotation or mask file is missing.
+        ValueError: naming the file, video and field, if the file is not a list of videos, a required field is
+            missing or mistyped, ``obj_masks``/``groundtruth`` are shorter than the rounds, a mask id is not in the
+            mask dictionary, or ``qa_per_item < 1``.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> d = pathlib.Path(tempfile.mkdtemp())
+        >>> rle = {"size": [2, 2], "counts": "04"}  # all-ones 2x2 mask
+        >>> _ = (d / "mask_dict.json").write_text(json.dumps({"7": [rle]}))
+        >>> video = {"video": "v", "height": 2, "width": 2, "frames": ["00000"], "anno_map": [7],
+        ...          "conversation": [{"from": "human", "value": "Segment the cat.", "question_id": 0},
+        ...                           {"from": "gpt", "value": "<p>The cat</p> [SEG]."}],
+        ...          "obj_masks": [[]], "groundtruth": [[[7]]]}
+        >>> _ = (d / "bench.json").write_text(json.dumps([video]))
+        >>> (v,) = load_sama_bench(d / "bench.json")
+        >>> v.phrases, v.masks().shape, int(v.masks().sum())
+        (['the cat'], (1, 1, 2, 2), 4)
     """
     path = Path(json_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"json_path {path} does not exist")
     if qa_per_item is not None and (not isinstance(qa_per_item, int) or qa_per_item < 1):
         raise ValueError(f"qa_per_item must be a positive int or None, got {qa_per_item!r}")
+    if not path.is_file():
+        raise FileNotFoundError(f"json_path {path} does not exist")
     root = Path(frame_root) if frame_root is not None else path.parent
-    data = json.loads(path.read_text())
-    items = data["videos"] if isinstance(data, Mapping) and "videos" in data else data
+    if isinstance(mask_dict, Mapping):
+        masks, mask_src = mask_dict, "mask_dict"
+    else:
+        mask_path = Path(mask_dict) if mask_dict is not None else path.parent / "mask_dict.json"
+        masks, mask_src = _read_json(mask_path, "mask_dict"), str(mask_path)
+        if not isinstance(masks, Mapping):
+            raise ValueError(f"{mask_src} must hold a mapping mask_id -> per-frame RLE list")
+    items = _read_json(path, "json_path")
     if not isinstance(items, list):
-        raise ValueError(f"{path} must hold a list of videos (or {{'videos': [...]}})")
+        raise ValueError(f"{path} must hold a JSON list of videos (the released layout), got {type(items).__name__}")
     videos = []
     for k, item in enumerate(items):
-        for key in ("video_id", "frames", "height", "width", "objects"):
+        if not isinstance(item, Mapping):
+            raise ValueError(f"{path}: video #{k} must be an object, got {type(item).__name__}")
+        for key in _REQUIRED:
             if key not in item:
                 raise ValueError(f"{path}: video #{k} lacks the field {key!r}")
-        frames = [root / item.get("frames_dir", "") / f for f in item["frames"]]
-        objects = {str(oid): dict(obj) for oid, obj in item["objects"].items()}
-        for oid, obj in objects.items():
-            if len(obj.get("masks", [])) != len(frames):
-                raise ValueError(f"{path}: object {oid} of {item['video_id']} has {len(obj.get('masks', []))} masks "
-                                 f"for {len(frames)} frames")  # fmt: skip
-        conv = list(item.get("conversations", []))
-        if qa_per_item is not None:
-            conv = conv[: 2 * qa_per_item]
-        videos.append(BenchVideo(str(item["video_id"]), frames, int(item["height"]), int(item["width"]), objects, conv))
+        vid = str(item["video_id"]) if item.get("video_id") is not None else str(item["video"])
+        where = f"{path}: video #{k} ({item['video']})"
+        for key in ("height", "width"):
+            if not isinstance(item[key], int) or item[key] < 1:
+                raise ValueError(f"{where}: field {key!r} must be a positive int, got {item[key]!r}")
+        if not isinstance(item["frames"], list) or not item["frames"]:
+            raise ValueError(f"{where}: field 'frames' must be a non-empty list")
+        if not isinstance(item["anno_map"], list):
+            raise ValueError(f"{where}: field 'anno_map' must be a list of mask ids")
+        conv = item.get("conversation")
+        if conv is None:
+            logger.warning("%s has no 'conversation'; skipped as the official loader does", where)
+            continue
+        if not isinstance(conv, list):
+            raise ValueError(f"{where}: field 'conversation' must be a list of turns")
+        conv = conv[: len(conv) - len(conv) % 2]
+        n_rounds = len(conv) // 2
+        for key in ("obj_masks", "groundtruth"):
+            if not isinstance(item.get(key), list) or len(item[key]) < n_rounds:
+                raise ValueError(f"{where}: field {key!r} must be a list with one entry per QA round ({n_rounds})")
+        names = _frame_names(item, where)
+        folder = str(item["video"])
+        if "lvvis" in folder:
+            head, tail = os.path.split(folder)
+            folder = os.path.join(head, tail.zfill(5) if tail.isdigit() else tail)
+        frames = [root / folder / f"{n}{frame_ext}" for n in names]
+        tracks = {str(m): _mask_track(masks, m, len(frames), f"{where} [{mask_src}]")
+                  for m in item["anno_map"] if m != -1}  # fmt: skip
+        kept: list[dict[str, Any]] = []
+        objects: dict[str, dict[str, Any]] = {}
+        skipped = 0
+        for r in range(n_rounds):
+            q, a = conv[2 * r], conv[2 * r + 1]
+            if not (isinstance(q, Mapping) and isinstance(a, Mapping)):
+                raise ValueError(f"{where}: field 'conversation'[{2 * r}] and [{2 * r + 1}] must be turn objects")
+            if q.get("from") != "human" or a.get("from") != "gpt" or "value" not in q or "value" not in a:
+                skipped += 1
+                continue
+            prompts, targets = item["obj_masks"][r], item["groundtruth"][r]
+            valid = [list(t) for t in targets if len(t) != 0]
+            if str(q["value"]).count("<mask>") != len(prompts) or str(a["value"]).count("[SEG]") != len(valid):
+                skipped += 1
+                continue
+            if qa_per_item is not None and len(kept) // 2 >= qa_per_item:
+                break
+            kept += [dict(q), dict(a)]
+            phrases = _phrases(str(a["value"]))
+            for s, ids in enumerate(valid):
+                for m in ids:
+                    if str(m) not in tracks:
+                        tracks[str(m)] = _mask_track(masks, m, len(frames), f"{where} [{mask_src}]")
+                objects[f"{q.get('question_id', r)}:{s}"] = {
+                    "phrase": phrases[s] if s < len(phrases) else "",
+                    "mask_ids": ids,
+                    "masks": [[tracks[str(m)][t] for m in ids] for t in range(len(frames))],
+                }
+        if skipped:
+            logger.warning("%s: %d QA round(s) dropped by the official consistency rules", where, skipped)
+        videos.append(BenchVideo(vid, frames, int(item["height"]), int(item["width"]), objects, kept,
+                                 video=str(item["video"]), skipped_rounds=skipped))  # fmt: skip
     return videos
 
 
 def write_sama_bench(
     out_dir: str | os.PathLike[str],
     clips: Sequence[Mapping[str, Any]],
+    *,
+    frame_ext: str = ".png",
 ) -> Path:
-    """Write clips in the SAMA-Bench layout: ``out_dir/<video_id>/<t>.png`` and ``out_dir/annotations.json``.
+    """Write clips in the released SAMA-Bench layout: ``annotations.json``, ``mask_dict.json``, ``<video_id>/``.
+
+    Each clip becomes one video whose QA rounds are its conversation's (human, gpt) pairs; a gpt turn's
+    ``objects`` (object ids of ``masks``) become that round's ``groundtruth`` (one ``[SEG]`` target each). Mask ids
+    are numbered across all clips from 1. Frames are lossless PNG by default (pass ``frame_ext=".png"`` to
+    :func:`load_sama_bench`); the release uses ``.jpg``.
 
     Args:
         out_dir: target directory.
         clips: mappings with ``video_id``, ``frames`` ``(T, H, W, 3)`` uint8, ``masks`` ``{object_id: (T, H, W)}``,
             ``phrases`` ``{object_id: str}`` and ``conversations`` (list of turns).
+        frame_ext: frame file extension (``.png`` or ``.jpg``).
 
     Returns:
         The path of ``annotations.json``.
+
+    Raises:
+        ValueError: naming the clip, if frames are not ``(T, H, W, 3)`` uint8 or a turn names an unknown object.
     """
     from skimage import io
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    items = []
+    items, mask_dict, next_id = [], {}, 1
     for clip in clips:
         frames = np.asarray(clip["frames"])
         if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
             raise ValueError(f"clip {clip.get('video_id')}: frames must be (T, H, W, 3) uint8, got {frames.shape}")
         vid = str(clip["video_id"])
         (out / vid).mkdir(exist_ok=True)
-        names = [f"{t:05d}.png" for t in range(frames.shape[0])]
+        names = [f"{t:05d}" for t in range(frames.shape[0])]
         for name, frame in zip(names, frames, strict=True):
-            io.imsave(out / vid / name, frame, check_contrast=False)
-        objects = {
-            str(oid): {"phrase": clip["phrases"][oid], "masks": [encode_rle(m) for m in np.asarray(vol)]}
-            for oid, vol in clip["masks"].items()
-        }
-        items.append({"video_id": vid, "frames_dir": vid, "frames": names, "height": int(frames.shape[1]),
-                      "width": int(frames.shape[2]), "objects": objects,
-                      "conversations": list(clip.get("conversations", []))})  # fmt: skip
+            io.imsave(out / vid / f"{name}{frame_ext}", frame, check_contrast=False)
+        ids = {}
+        for oid, vol in clip["masks"].items():
+            ids[str(oid)] = next_id
+            mask_dict[str(next_id)] = [encode_rle(m) for m in np.asarray(vol, dtype=bool)]
+            next_id += 1
+        turns = list(clip.get("conversations", []))
+        conv: list[dict[str, Any]] = []
+        obj_masks: list[list[int]] = []
+        groundtruth: list[list[list[int]]] = []
+        for r in range(len(turns) // 2):
+            q, a = dict(turns[2 * r]), dict(turns[2 * r + 1])
+            targets = [str(o) for o in a.pop("objects", [])]
+            unknown = [o for o in targets if o not in ids]
+            if unknown:
+                raise ValueError(f"clip {vid}: turn {2 * r + 1} names unknown objects {unknown}")
+            q.setdefault("question_id", len(conv) // 2)
+            conv += [q, a]
+            obj_masks.append([])
+            groundtruth.append([[ids[o]] for o in targets])
+        items.append({"video": vid, "video_id": vid, "height": int(frames.shape[1]), "width": int(frames.shape[2]),
+                      "frames": names, "anno_map": list(ids.values()), "conversation": conv,
+                      "obj_masks": obj_masks, "groundtruth": groundtruth})  # fmt: skip
+    (out / "mask_dict.json").write_text(json.dumps(mask_dict) + "\n")
     path = out / "annotations.json"
-    path.write_text(json.dumps({"videos": items}) + "\n")
+    path.write_text(json.dumps(items) + "\n")
     return path
 
 
