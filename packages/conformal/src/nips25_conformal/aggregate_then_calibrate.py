@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from nips25_conformal.classifier import _as_views
+from nips25_conformal.classifier import _as_views, check_alpha, check_estimator_param
 from nips25_conformal.pvalues import MondrianCalibration
 
 __all__ = ["COMBINERS", "AggregateThenCalibrate"]
@@ -84,14 +84,12 @@ class AggregateThenCalibrate(BaseEstimator):
         self.prefit = prefit
 
     def _check_params(self) -> None:
-        if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
-            raise TypeError("estimator must be a scikit-learn classifier with predict_proba")
+        check_estimator_param(self.estimator)
         if self.combine not in COMBINERS:
             raise ValueError(f"combine must be one of {COMBINERS}, got {self.combine!r}")
         if self.calibrate_on not in ("instances", "views"):
             raise ValueError(f"calibrate_on must be 'instances' or 'views', got {self.calibrate_on!r}")
-        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0.0 < self.alpha < 1.0:
-            raise ValueError(f"alpha must be a float in (0, 1), got {self.alpha!r}")
+        check_alpha(self.alpha)
         if not isinstance(self.prefit, (bool, np.bool_)):
             raise TypeError(f"prefit must be a bool, got {self.prefit!r}")
 
@@ -173,9 +171,7 @@ class AggregateThenCalibrate(BaseEstimator):
         Raises:
             NotFittedError: before :meth:`calibrate`.
         """
-        level = self.alpha if alpha is None else alpha
-        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
-            raise ValueError(f"alpha must be a float in (0, 1), got {level!r}")
+        level = check_alpha(self.alpha if alpha is None else alpha)
         return self.p_values(X_multi) > level
 
 

@@ -50,6 +50,19 @@ _NOT_CALIBRATED = (
 )
 
 
+def check_estimator_param(estimator: Any) -> None:
+    """Raise ``TypeError`` unless ``estimator`` is a classifier with ``predict_proba`` (the wrappers' base model)."""
+    if estimator is None or not hasattr(estimator, "predict_proba"):
+        raise TypeError("estimator must be a scikit-learn classifier with predict_proba")
+
+
+def check_alpha(alpha: Any) -> float:
+    """``alpha`` as a float in ``(0, 1)``; ``ValueError`` naming it otherwise."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be a float in (0, 1), got {alpha!r}")
+    return float(alpha)
+
+
 def _one_minus_proba(proba: np.ndarray) -> np.ndarray:
     return 1.0 - proba
 
@@ -206,10 +219,8 @@ class MultiInputConformalClassifier(BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
-            raise TypeError("estimator must be a scikit-learn classifier with predict_proba")
-        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0.0 < self.alpha < 1.0:
-            raise ValueError(f"alpha must be a float in (0, 1), got {self.alpha!r}")
+        check_estimator_param(self.estimator)
+        check_alpha(self.alpha)
         if not isinstance(self.aggregation, AggregationStatistic) and self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS} or an AggregationStatistic")
         if self.method not in METHODS:
@@ -365,7 +376,5 @@ class MultiInputConformalClassifier(BaseEstimator):
             NotFittedError: before :meth:`fit` then :meth:`calibrate`.
         """
         check_is_fitted(self, "calibration_", msg=_NOT_CALIBRATED)
-        level = self.alpha if alpha is None else alpha
-        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
-            raise ValueError(f"alpha must be a float in (0, 1), got {level!r}")
+        level = check_alpha(self.alpha if alpha is None else alpha)
         return self.p_values(X_multi) > level
