@@ -92,7 +92,7 @@ def test_shared(session: nox.Session) -> None:
     """nips25-shared: mypy on src, then its tests."""
     _sync(session, "shared", groups=("test", "distributed"))
     session.install(MYPY)
-    session.run("mypy", "shared/src")
+    session.run("mypy", "--cache-dir", str(ROOT / ".mypy_cache" / "shared"), "shared/src")
     session.run("pytest", "shared/tests", "shared/src", "--doctest-modules", *session.posargs, env=_env())
 
 
@@ -146,7 +146,7 @@ def _make_package_sessions(slug: str) -> None:
         session.run("uvx", RUFF, "format", "--check", pkg, external=True)
         _sync(session, slug)
         session.install(MYPY)
-        session.run("mypy", f"{pkg}/src")
+        session.run("mypy", "--cache-dir", str(ROOT / ".mypy_cache" / slug), f"{pkg}/src")
         # the tests, then every docstring example in src/ (--doctest-modules), in one pytest run
         session.run("pytest", f"{pkg}/tests", f"{pkg}/src", "--doctest-modules", *session.posargs, env=_env())
 
@@ -233,12 +233,53 @@ for _slug in PACKAGES:
     _make_package_sessions(_slug)
 
 
-@nox.session(
-    python=False, venv_backend="none", requires=["lint", "check-pins", "test-shared", *(f"test-{s}" for s in PACKAGES)]
-)
+def _run_sessions_in_parallel(session: nox.Session, names: list[str], jobs: int) -> None:
+    """Run ``nox -s NAME`` for every name, ``jobs`` at a time, printing each session's whole log when it ends.
+
+    Each session still installs into its own environment under ``.nox/``; only the wall clock is shared. A session's
+    output is buffered in a temporary file and printed in one piece, so logs never interleave.
+    """
+    import subprocess
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(name: str) -> tuple[str, int, float, str]:
+        start = time.monotonic()
+        with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as log:
+            proc = subprocess.run(
+                [sys.executable, "-m", "nox", "--no-color", "-f", str(ROOT / "noxfile.py"), "-s", name],
+                cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False,
+            )  # fmt: skip
+            log.seek(0)
+            return name, proc.returncode, time.monotonic() - start, log.read()
+
+    failed: list[str] = []
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for name, rc, seconds, text in pool.map(one, names):
+            print(f"\n{'=' * 30} nox -s {name} (exit {rc}, {seconds:.0f} s) {'=' * 30}\n{text}", flush=True)
+            if rc != 0:
+                failed.append(name)
+    if failed:
+        session.error(f"failed sessions: {', '.join(failed)}")
+
+
+@nox.session(python=False, venv_backend="none", requires=["lint", "check-pins"])
 def test(session: nox.Session) -> None:
-    """Lint, check-pins, then every package's tests (each in its own environment)."""
-    session.log(f"all test sessions passed: shared and {len(PACKAGES)} packages")
+    """Lint, check-pins, then every package's tests (each in its own environment), two sessions at a time.
+
+    ``uvx nox -s test -- SLUG ...`` runs only the named packages' sessions (``shared`` for ``test-shared``).
+    ``NIPS25_TEST_JOBS`` sets how many sessions run at once (default: 2, or 1 on a one-core machine); the test
+    sessions are independent (own environments, own mypy caches, free ports for the 2-process tests).
+    """
+    slugs = session.posargs or ["shared", *PACKAGES]
+    unknown = sorted(set(slugs) - {"shared", *PACKAGES})
+    if unknown:
+        session.error(f"unknown package(s) {unknown}; choose from shared, {', '.join(PACKAGES)}")
+    jobs = int(os.environ.get("NIPS25_TEST_JOBS", min(2, os.cpu_count() or 1)))
+    if jobs < 1:
+        session.error(f"NIPS25_TEST_JOBS must be >= 1, got {jobs}")
+    _run_sessions_in_parallel(session, [f"test-{s}" for s in slugs], jobs)
+    session.log(f"all test sessions passed: {', '.join(slugs)} ({jobs} at a time)")
 
 
 @nox.session(requires=[f"reproduce-{s}" for s in PACKAGES])
