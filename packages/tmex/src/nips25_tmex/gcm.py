@@ -11,12 +11,12 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
+from scipy import special, stats
 
 from nips25_tmex.regression import residuals
 from nips25_tmex.validation import as_yxz
 
-__all__ = ["CITestResult", "DegenerateResidualWarning", "gcm_from_residuals", "gcm_test"]
+__all__ = ["CITestResult", "DegenerateResidualWarning", "gcm_from_residuals", "gcm_test", "gcm_univariate_columns"]
 
 TestType = Literal["max", "quadratic"]
 TEST_TYPES = ("max", "quadratic")
@@ -106,7 +106,7 @@ def gcm_from_residuals(
     sd = R.std(axis=0)
     if L == 1:
         t = float(np.sqrt(n) * mean[0] / sd[0])
-        return CITestResult(pvalue=float(2.0 * stats.norm.sf(abs(t))), statistic=t, df=1, test="gcm")
+        return CITestResult(pvalue=float(2.0 * special.ndtr(-abs(t))), statistic=t, df=1, test="gcm")
     if test_type == "quadratic":
         cov = np.cov(R, rowvar=False, bias=True)
         rank = int(np.linalg.matrix_rank(cov))
@@ -118,6 +118,37 @@ def gcm_from_residuals(
     boot = np.max(np.abs(gen.standard_normal((B, n)) @ normalised), axis=1) / np.sqrt(n)
     p = (1.0 + float(np.sum(boot >= t))) / (B + 1.0)
     return CITestResult(pvalue=p, statistic=t, df=L, test="gcm-max")
+
+
+def gcm_univariate_columns(
+    r_x: NDArray[np.float64], r_y: NDArray[np.float64], *, keep_x: bool, keep_y: NDArray[np.bool_]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
+    r"""Univariate GCM of one residual ``r_x`` against every column of ``r_y`` at once (Shah & Peters 2020, Sec. 3).
+
+    Column :math:`b` gives what :func:`gcm_from_residuals` gives for ``(r_x, r_y[:, [b]])``:
+    :math:`T_b = \sqrt{n}\,\bar R_b / \operatorname{sd}(R_b)` with :math:`R_{ib} = r_{X,i} r_{Y,ib}` and
+    :math:`p_b = 2\Phi(-|T_b|)`; a dropped or degenerate product gives ``p = 1, T = 0``. One vectorised pass
+    instead of one call per column (T-MEX with 1-D blocks runs ``m`` tests per latent on the same ``r_x``).
+
+    Args:
+        r_x: ``(n, 1)`` residuals of ``X`` on ``Z``.
+        r_y: ``(n, m)`` residuals of ``m`` one-dimensional responses on ``Z``.
+        keep_x: whether ``r_x`` is non-degenerate (see :func:`degenerate_columns`).
+        keep_y: ``(m,)`` mask of non-degenerate columns of ``r_y``.
+
+    Returns:
+        ``(pvalues, statistics, n_degenerate)``: two ``(m,)`` float64 arrays and the number of columns set to
+        ``p = 1`` (the caller warns once with :class:`DegenerateResidualWarning`).
+    """
+    n, m = r_y.shape
+    R = r_x[:, :1] * r_y
+    sd = R.std(axis=0)
+    scale = np.sqrt(np.mean(r_x[:, 0] ** 2)) * np.sqrt(np.mean(r_y**2, axis=0))
+    ok = keep_y & bool(keep_x) & (sd > 1e-12 * np.maximum(scale, np.finfo(float).tiny))
+    t = np.zeros(m)
+    t[ok] = np.sqrt(n) * R[:, ok].mean(axis=0) / sd[ok]
+    p = np.where(ok, 2.0 * special.ndtr(-np.abs(t)), 1.0)
+    return p, t, int(m - ok.sum())
 
 
 def degenerate_columns(resid: NDArray[np.float64], target: NDArray[np.float64], tol: float) -> NDArray[np.bool_]:

@@ -26,6 +26,7 @@ from nips25_tmex.gcm import (
     DegenerateResidualWarning,
     degenerate_columns,
     gcm_from_residuals,
+    gcm_univariate_columns,
 )
 from nips25_tmex.kci import kci_test
 from nips25_tmex.pcm import pcm_test
@@ -176,6 +177,17 @@ def _gcm_pvalues(
             r_blocks = [r_all[:, edges[i] : edges[i + 1]] for i in range(len(hz))]
         else:
             r_blocks = [residuals(b, rest, regressor, random_state=random_state) for b in hz]
+        if all(size == 1 for size in sizes):  # 1-D blocks: every test of latent j in one vectorised pass
+            r_y = np.hstack(r_blocks)
+            keep_y = degenerate_columns(r_y, stacked, degenerate_tol)
+            p[:, col], _, n_degenerate = gcm_univariate_columns(r_x, r_y, keep_x=bool(keep_x[0]), keep_y=keep_y)
+            for _ in range(n_degenerate):  # one per pair, as gcm_from_residuals: _one_degenerate_warning counts them
+                warnings.warn(
+                    "every residual product is degenerate (a residual is numerically zero); p-value set to 1",
+                    DegenerateResidualWarning,
+                    stacklevel=3,
+                )
+            continue
         for i, (block, r_y) in enumerate(zip(hz, r_blocks)):
             seed = None if random_state is None else [random_state, i, j]
             needs_rng = block.shape[1] > 1 and test_type == "max"
