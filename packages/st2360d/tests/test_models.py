@@ -72,9 +72,7 @@ def test_vde_window_drift_deviates_from_one_window_scale_without_accumulating():
     assert np.std(walk) > 0.3
     same = np.zeros((400, 2))
     window = OracleVDE(sphere, noise=0.0, tilt=0.0, window=400, seed=1, drift="window")
-    assert np.std(_log_scales(window, same)) == pytest.approx(
-        0.005, rel=0.15
-    )
+    assert np.std(_log_scales(window, same)) == pytest.approx(0.005, rel=0.15)
 
 
 def test_vde_window_index_follows_vda_windows():

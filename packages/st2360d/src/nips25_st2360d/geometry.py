@@ -418,7 +418,7 @@ def p2e_map(h: int, w: int, *, yaw: float, pitch: float, fov: float, size: int, 
     Example:
         >>> m = p2e_map(64, 128, yaw=0.0, pitch=0.0, fov=90.0, size=32)
         >>> m.index.size, m.target_shape
-        (1024, (64, 128))
+        (956, (64, 128))
     """
     yaw, pitch, fov = _check_view(yaw, pitch, fov)
     h, w = check_erp_size(h, w, name="panorama (h, w)")

@@ -217,9 +217,9 @@ class OracleVDE(_Oracle):
       err alike (:math:`f`), and frames close in the sequence err alike (:math:`g`): in a scan where consecutive
       frames overlap, :math:`\operatorname{std}(\log s_t - \log s_{t-1}) < \operatorname{std}(\log s_t)`.
       Directions are taken relative to the first view, :math:`d_t \to R_0^\top d_t` (as the tilt of
-      ``structure="sequence"``), so a panorama rolled with its views gives the same frames. Defaults: :math:`\sigma_{dir} = \sigma_{time}
-      = 0.1 / \sqrt 2`, so the per-frame log-scale has the same marginal std (0.1) as
-      :class:`IndependentOracle`'s and the two models differ only in how their errors correlate;
+      ``structure="sequence"``), so a panorama rolled with its views gives the same frames. Defaults:
+      :math:`\sigma_{dir} = \sigma_{time} = 0.1 / \sqrt 2`, so the per-frame log-scale has the same marginal std
+      (0.1) as :class:`IndependentOracle`'s and the two models differ only in how their errors correlate;
       :math:`\ell_{dir} = 90^\circ` (one field of view: the error changes on the scale of a frame) and
       :math:`\ell_{time} = 8` frames (one SUS equator ring).
     * ``drift="window"`` (the 0.1.0 default, kept as a named arm): Video Depth Anything's window structure, a
