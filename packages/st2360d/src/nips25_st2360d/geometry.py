@@ -433,15 +433,14 @@ def p2e_map(h: int, w: int, *, yaw: float, pitch: float, fov: float, size: int, 
     lat_top, lat_bottom = min(90.0, pitch + radius), max(-90.0, pitch - radius)
     r0 = int(np.clip(np.floor((0.5 - lat_top / 180.0) * h - 0.5), 0, h))
     r1 = int(np.clip(np.ceil((0.5 - lat_bottom / 180.0) * h + 0.5), r0, h))
-    cam = rays[r0:r1].reshape(-1, 3) @ view_rotation(yaw, pitch).astype(np.float32)  # rows: R^T r
-    cz = cam[:, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xn = np.where(cz > 0, cam[:, 0] / cz, np.inf)
-        yn = np.where(cz > 0, cam[:, 1] / cz, np.inf)
-    eps = 1e-6 * t
-    idx = np.flatnonzero((np.abs(xn) <= t + eps) & (np.abs(yn) <= t + eps))
-    col = (xn[idx] / t + 1.0) * 0.5 * (size - 1)
-    row = (1.0 - yn[idx] / t) * 0.5 * (size - 1)
+    band = rays[r0:r1].reshape(-1, 3)
+    rot = view_rotation(yaw, pitch).astype(np.float32)
+    cx, cy, cz = (band[:, 0] * rot[0, k] + band[:, 1] * rot[1, k] + band[:, 2] * rot[2, k] for k in range(3))  # R^T r
+    lim = (t + 1e-6 * t) * cz
+    idx = np.flatnonzero((cz > 0) & (np.abs(cx) <= lim) & (np.abs(cy) <= lim))
+    xn, yn = cx[idx] / cz[idx], cy[idx] / cz[idx]
+    col = (xn / t + 1.0) * 0.5 * (size - 1)
+    row = (1.0 - yn / t) * 0.5 * (size - 1)
     return SamplingMap.from_coords(idx + r0 * w, row, col, source_shape=(size, size), target_shape=(h, w),
                                    order=order)  # fmt: skip
 
