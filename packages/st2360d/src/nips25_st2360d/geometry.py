@@ -249,9 +249,9 @@ class SamplingMap:
     Attributes:
         index: ``(N,)`` int32 flat indices of the target pixels that are sampled (for :func:`p2e_map` the view's
             footprint on the ERP grid; for :func:`e2p_map` every frame pixel).
-        base: ``(N,)`` int32 flat index of the top-left tap in the source padded by one pixel at its bottom and
-            right (edge values).
-        frac: ``(N, 2)`` float32 fractional offsets ``(row, col)`` in ``[0, 1)`` from the top-left tap.
+        base: ``(N,)`` int32 flat index of the top-left tap in the source, at most one pixel before its last row
+            and column (so the four taps are in range).
+        frac: ``(N, 2)`` float32 fractional offsets ``(row, col)`` in ``[0, 1]`` from the top-left tap.
         source_shape: ``(rows, cols)`` of the source image.
         target_shape: ``(rows, cols)`` of the target image.
     """
@@ -271,8 +271,10 @@ class SamplingMap:
         col = np.clip(np.asarray(col, dtype=np.float64).ravel(), 0.0, cols - 1.0)
         if order == 0:
             row, col = np.floor(row + 0.5), np.floor(col + 0.5)
-        r0, c0 = np.floor(row), np.floor(col)
-        base = (r0.astype(np.int64) * (cols + 1) + c0.astype(np.int64)).astype(np.int32)
+        # top-left tap, kept one pixel inside the last row/column (fraction 1 there): the four taps stay in range
+        r0 = np.minimum(np.floor(row), rows - 2) if rows > 1 else np.zeros_like(row)
+        c0 = np.minimum(np.floor(col), cols - 2) if cols > 1 else np.zeros_like(col)
+        base = (r0.astype(np.int64) * cols + c0.astype(np.int64)).astype(np.int32)
         frac = np.stack([row - r0, col - c0], axis=1).astype(np.float32)
         return cls(np.asarray(index).ravel().astype(np.int32), base, frac, (rows, cols), target_shape)
 
@@ -280,15 +282,16 @@ class SamplingMap:
         """Sample ``img`` (``source_shape`` or ``source_shape + (C,)``); returns ``(N,)`` or ``(N, C)`` float32."""
         if img.shape[:2] != self.source_shape:
             raise ValueError(f"img must have shape {self.source_shape}[+ (C,)], got {img.shape}")
-        src = img[..., None] if img.ndim == 2 else img
-        flat = np.pad(src.astype(np.float32, copy=False), ((0, 1), (0, 1), (0, 0)), mode="edge")
-        flat = flat.reshape(-1, src.shape[2])
+        flat = img.reshape(self.source_shape[0] * self.source_shape[1], -1).astype(np.float32, copy=False)
         fr, fc = self.frac[:, 0:1], self.frac[:, 1:2]
-        step = self.source_shape[1] + 1
-        top = flat[self.base] * (1.0 - fc) + flat[self.base + 1] * fc
-        bottom = flat[self.base + step] * (1.0 - fc) + flat[self.base + step + 1] * fc
-        out = top * (1.0 - fr) + bottom * fr
-        return out[:, 0] if img.ndim == 2 else out
+        step = self.source_shape[1] if self.source_shape[0] > 1 else 0
+        right = 1 if self.source_shape[1] > 1 else 0
+        top = flat[self.base]
+        top += (flat[self.base + right] - top) * fc
+        bottom = flat[self.base + step]
+        bottom += (flat[self.base + step + right] - bottom) * fc
+        top += (bottom - top) * fr
+        return top[:, 0] if img.ndim == 2 else top
 
     def scatter(self, values: np.ndarray) -> np.ndarray:
         """Place ``(N,)`` or ``(N, C)`` sampled values on the target grid (0 elsewhere), float32."""

@@ -24,8 +24,8 @@ from nips25_st2360d._validation import check_array, check_choice, check_int, che
 from nips25_st2360d.geometry import (
     MAX_ERP_WIDTH,
     SamplingMap,
+    _pad_erp,
     check_erp_size,
-    e2p,
     e2p_map,
     erp_rays,
     p2e_map,
@@ -319,8 +319,9 @@ class ST2360D:
         cfg = self.config
         views = make_views(cfg)
         fwd = self._cached("e2p", erp.shape[0], erp.shape[1])
-        frames = np.stack([e2p(erp, yaw=float(y), pitch=float(p), fov=cfg.fov, size=cfg.frame_size, sampling=m)
-                           for (y, p), m in zip(views, fwd)])  # fmt: skip
+        padded = _pad_erp(erp.astype(np.float32))  # once for all views (e2p pads per call)
+        size = cfg.frame_size
+        frames = np.stack([m.sample(padded).reshape(size, size, 3) for m in fwd])
         return np.clip(np.rint(frames), 0, 255).astype(np.uint8), views
 
     def predict(
