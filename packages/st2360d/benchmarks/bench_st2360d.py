@@ -4,7 +4,9 @@ Both pipelines: panorama -> perspective frames -> simulated depth model (exact d
 models' scale errors) -> ray distance -> equirectangular depth. Ours: 24 SUS views in LGS order, our numpy e2p/p2e and
 cos^2 blending. Peer: ``py360convert.e2c`` -> 6 faces -> ``py360convert.c2e`` (no overlap, no blending). Prints the
 median wall time of several runs, the ratio ours/peer, the peak traced memory (tracemalloc, numpy allocations) and the
-AbsRel of each output after global median scaling.
+AbsRel of each output after global median scaling; then the back-projection alone: our ``p2e`` of one frame with
+its cached sampling map (and without, map built in the call) against py360convert ``c2e`` of six faces / 6, on the
+same panorama and frame size.
 
     python benchmarks/bench_st2360d.py [--repeats 3] [--frame-size 518] [--width 2048]
 """
@@ -22,6 +24,8 @@ from nips25_st2360d import (
     ST2360DConfig,
     cubemap_views,
     depth_metrics,
+    p2e,
+    p2e_map,
     render_room,
     z_to_distance,
 )
@@ -62,7 +66,7 @@ def main() -> None:
         frames, views = st.frames(rgb)
         return ours_model.predict(frames, views=views, fov=90.0)
 
-    # one warm-up run each (imports, caches), then the timed runs, then one traced run for the peak
+    # one warm-up run each (imports, the sampling-map cache), then the timed runs, then one traced run for the peak
     ours_run = measure(ours, repeats=args.repeats, warmup=1, memory="tracemalloc")
     peer_run = measure(peer, repeats=args.repeats, warmup=1, memory="tracemalloc")
     t_ours, all_ours, mem_ours, d_ours = ours_run.seconds, ours_run.times, ours_run.peak_mib, ours_run.result
@@ -81,6 +85,30 @@ def main() -> None:
     )
     print(f"of ours, the simulated model (ray casting 24 frames) takes {t_model:.2f} s; geometry+merge "
           f"{t_ours - t_model:.2f} s")  # fmt: skip
+    st_cold = ST2360D(ours_model, ST2360DConfig(frame_size=args.frame_size, cache_maps=False))
+    t_cold = median_seconds(lambda: st_cold.predict(rgb, show_progress=False), repeats=args.repeats, warmup=0)
+    print(f"ours without the map cache (maps rebuilt every call): {t_cold:7.2f} s  ratio to peer {t_cold / t_peer:.2f}")
+
+    # back-projection alone, one view vs one cube face, on the same panorama size and frame size
+    s = args.frame_size
+    frame = np.random.default_rng(0).uniform(1.0, 5.0, (s, s)).astype(np.float32)
+    views = st.sampling_maps(h, w)[1]
+    equator = p2e_map(h, w, yaw=0.0, pitch=0.0, fov=90.0, size=s)
+    pole = p2e_map(h, w, yaw=0.0, pitch=90.0, fov=90.0, size=s)
+    reps = max(5, args.repeats)
+    t_eq = median_seconds(lambda: p2e(frame, yaw=0.0, pitch=0.0, fov=90.0, h=h, w=w, sampling=equator), repeats=reps)
+    t_pole = median_seconds(lambda: p2e(frame, yaw=0.0, pitch=90.0, fov=90.0, h=h, w=w, sampling=pole), repeats=reps)
+    t_all = median_seconds(lambda: [m.sample(frame) for m in views], repeats=reps) / len(views)
+    t_build = median_seconds(lambda: p2e_map(h, w, yaw=0.0, pitch=0.0, fov=90.0, size=s), repeats=reps)
+    faces = [frame] * 6
+    t_c2e = median_seconds(lambda: py360convert.c2e(faces, h, w, cube_format="list"), repeats=reps) / 6
+    print(f"back-projection per view ({s}-px frame -> {w}x{h} ERP), median of {reps}:")
+    print(f"  ours p2e, cached map: equator view {t_eq * 1e3:6.1f} ms, pole view {t_pole * 1e3:6.1f} ms; "
+          f"pipeline's sparse sample, mean of the 24 SUS views {t_all * 1e3:6.1f} ms")  # fmt: skip
+    print(f"  ours map construction (once per size and view) {t_build * 1e3:6.1f} ms")
+    print(f"  peer py360convert c2e, 6 faces / 6: {t_c2e * 1e3:6.1f} ms per face")
+    print(f"  ratio ours/peer per view: equator {t_eq / t_c2e:.2f}, pole {t_pole / t_c2e:.2f}, "
+          f"pipeline mean {t_all / t_c2e:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -218,3 +218,27 @@ def test_depth_conversions_reject_negative_depth():
     with pytest.raises(ValueError, match="rho must be a distance"):
         distance_to_z(-np.ones((4, 4)), fov=90.0)
     assert z_to_distance(np.zeros((4, 4)), fov=90.0).max() == 0.0  # 0 marks a missing pixel
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_sampling_map_equals_scipy_map_coordinates(order):
+    """Known answer: the precomputed taps give scipy's bilinear / nearest interpolation, edges and corners included."""
+    from nips25_st2360d import SamplingMap
+    from scipy.ndimage import map_coordinates
+
+    rng = np.random.default_rng(0)
+    img = rng.normal(size=(7, 9, 2))
+    row = np.concatenate([rng.uniform(0, 6, 200), [0.0, 6.0, 6.0, 0.0, 5.5]])
+    col = np.concatenate([rng.uniform(0, 8, 200), [0.0, 8.0, 0.0, 8.0, 7.9]])
+    m = SamplingMap.from_coords(np.arange(row.size), row, col, source_shape=(7, 9), target_shape=(1, row.size),
+                                order=order)  # fmt: skip
+    ref = np.stack([map_coordinates(img[..., c], [row, col], order=order, mode="nearest") for c in range(2)], -1)
+    np.testing.assert_allclose(m.sample(img), ref, atol=1e-5)
+    np.testing.assert_allclose(m.sample(img[..., 0]), ref[:, 0], atol=1e-5)
+    with pytest.raises(ValueError, match="img"):
+        m.sample(np.zeros((3, 3)))
+
+
+def test_p2e_rejects_a_panorama_size_that_is_not_2_to_1():
+    with pytest.raises(ValueError, match="width = 2 x height"):
+        p2e(np.ones((8, 8)), yaw=0.0, pitch=0.0, fov=90.0, h=10, w=16)

@@ -56,19 +56,55 @@ def test_global_alignment_is_at_least_as_good_as_per_patch_for_a_drift_free_cons
             pred = super().predict(frames, views=views, fov=fov)
             return 1.3 * pred if self.output == "depth" else pred / 1.3
 
-    model = Consistent(SCENE.ray_distance, sigma_min=0.0, sigma_max=0.0, noise=0.0, tilt=tilt, output=output, seed=5)
+    model = Consistent(SCENE.ray_distance, sigma_dir=0.0, sigma_time=0.0, noise=0.0, tilt=tilt, output=output, seed=5)
     res = {}
-    for alignment in ("none", "overlap"):
+    for alignment in ("none", "overlap", "global"):
         cfg = ST2360DConfig(frame_size=48, frame_alignment=alignment)
         out = ST2360D(model, cfg).predict(RGB, show_progress=False)
         res[alignment] = depth_metrics(out.depth, GT, align_mode="median")["abs_rel"]
-    assert np.abs(np.log(out.frame_scales)).max() < 1e-3
+        assert np.abs(np.log(out.frame_scales)).max() < 1e-3, alignment
     assert res["none"] <= res["overlap"] + 5e-5  # overlap medians move frame scales by up to ~1e-4
+    assert res["none"] <= res["global"] + 5e-5
     if tilt == 0.0:  # both reach the exact model's floor (resampling error of 48-px frames on a 48 x 96 panorama)
         exact = IndependentOracle(SCENE.ray_distance, sigma=0.0, noise=0.0, tilt=0.0, output=output)
         out = ST2360D(exact, ST2360DConfig(frame_size=48)).predict(RGB, show_progress=False)
         floor = depth_metrics(out.depth, GT, align_mode="median")["abs_rel"]
         assert res["none"] == pytest.approx(floor, abs=1e-6) and res["overlap"] < floor + 1e-3
+
+
+def test_global_alignment_recovers_pure_per_frame_scales():
+    """Known answer: with scale-only errors, the joint fit of all pairwise overlaps recovers every frame's scale up
+    to one common factor (log-scales equal -log s_t minus their mean, to resampling error), and the merge is exact."""
+    model = IndependentOracle(SCENE.ray_distance, sigma=0.2, noise=0.0, tilt=0.0, seed=4)
+    cfg = ST2360DConfig(frame_size=64, frame_alignment="global")
+    st = ST2360D(model, cfg)
+    out = st.predict(RGB, show_progress=False)
+    true_log = model.frame_log_scales(out.views, fov=cfg.fov)
+    np.testing.assert_allclose(np.log(out.frame_scales), -(true_log - true_log.mean()), atol=2e-3)
+    assert depth_metrics(out.depth, GT, align_mode="median")["abs_rel"] < 0.01
+
+
+def test_sampling_maps_are_cached_per_panorama_size():
+    """The per-view maps are built once per size and reused; a new size rebuilds them; results are unchanged."""
+    model = IndependentOracle(SCENE.ray_distance, sigma=0.1, seed=1)
+    st = ST2360D(model, ST2360DConfig(frame_size=32))
+    first = st.predict(RGB, show_progress=False).depth
+    maps = st.sampling_maps(*RGB.shape[:2])
+    assert st.sampling_maps(*RGB.shape[:2])[1][0] is maps[1][0]
+    np.testing.assert_array_equal(st.predict(RGB, show_progress=False).depth, first)
+    uncached = ST2360D(model, ST2360DConfig(frame_size=32, cache_maps=False)).predict(RGB, show_progress=False)
+    np.testing.assert_array_equal(uncached.depth, first)
+    small = st.predict(RGB, out_hw=(24, 48), show_progress=False).depth
+    assert small.shape == (24, 48) and st.sampling_maps(24, 48)[1][0].target_shape == (24, 48)
+
+
+@pytest.mark.parametrize("shape", [(48, 48, 3), (48, 100, 3)])
+def test_pipeline_rejects_a_panorama_that_is_not_2_to_1(shape):
+    st = ST2360D(IndependentOracle(SCENE.ray_distance), ST2360DConfig(frame_size=16))
+    with pytest.raises(ValueError, match="width = 2 x height"):
+        st.predict(np.zeros(shape, np.uint8), show_progress=False)
+    with pytest.raises(ValueError, match="out_hw"):
+        st.predict(RGB, out_hw=(30, 50), show_progress=False)
 
 
 def test_pipeline_is_deterministic():
@@ -117,7 +153,7 @@ def test_4k_panorama_input():
         ("n_eq", 0),
         ("blend", "gauss"),
         ("power", -1.0),
-        ("frame_alignment", "global"),
+        ("frame_alignment", "bundle"),
         ("yaw_offset", float("nan")),
         ("min_overlap", 0),
     ],

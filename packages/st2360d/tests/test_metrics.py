@@ -99,3 +99,20 @@ def test_disparity_affine_alignment_on_real_stereo_ground_truth():
 def test_metrics_reject_bad_input(call, err, match):
     with pytest.raises(err, match=match):
         call()
+
+
+def test_inf_ground_truth_at_masked_pixels_is_accepted():
+    """Issue 31.5: released ground truth marks missing returns with inf (or NaN); outside the mask they are ignored,
+    and the metrics equal those computed on the finite pixels alone. Inside the mask they are an error."""
+    gt = GT.copy()
+    gt[:3] = np.inf
+    gt[3] = np.nan
+    pred = 1.2 * GT
+    mask = np.isfinite(gt)
+    ours = depth_metrics(pred, gt, mask=mask, align_mode="lsq_scale")
+    ref = depth_metrics(pred[mask], GT[mask], align_mode="lsq_scale")
+    assert ours == pytest.approx(ref)
+    with pytest.raises(ValueError, match="inside mask"):
+        depth_metrics(pred, gt, mask=np.ones_like(mask))
+    with pytest.raises(ValueError, match="pass a mask"):
+        depth_metrics(pred, gt)

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from nips25_st2360d.cli import main
-from nips25_st2360d.reproduce import reproduce
+from nips25_st2360d.reproduce import PIPELINES, paired_difference, reproduce
 
 from nips25_shared import Report
 
@@ -17,14 +17,26 @@ def test_reproduce_tiny_profile_report_structure(tmp_path):
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     assert isinstance(report, Report) and report.package == "st2360d"
     ids = [c.id for c in report.claims]
-    assert ids == ["exact-depth-reconstruction", "st2360d-beats-patch-pipelines", "lgs-beats-random-order",
+    assert ids == ["exact-depth-reconstruction", "positive-control-exactly-consistent",
+                   "st2360d-beats-patch-pipelines", "consistent-frames-align-better", "lgs-beats-random-order",
                    "roll-equivariance"]  # fmt: skip
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.criterion
-    abs_rel = report.claims[1].measured["abs_rel"]
-    assert set(abs_rel) >= {"a_cubemap_independent", "c_st2360d"}
+    abs_rel = report.claims[2].measured["abs_rel"]
+    assert set(abs_rel) == set(PIPELINES)  # every arm, the old simulator's and the control
     assert all(np.isfinite(v) and v >= 0 for v in abs_rel.values())
+    diff = report.claims[2].measured["c_vs_b"]
+    assert diff["n"] == 2 and diff["se"] >= 0 and isinstance(diff["holds_2se"], bool)
+    assert "old_design_window_sim" in report.claims[2].measured
     assert report.figures and all((tmp_path / f).is_file() for f in report.figures)
+
+
+def test_paired_difference_known_values():
+    """Mean and SE (ddof 1) of per-room differences, and the 2-SE decision."""
+    out = paired_difference([0.3, 0.5, 0.4], [0.1, 0.2, 0.3])  # differences 0.2, 0.3, 0.1
+    assert out["mean"] == pytest.approx(0.2) and out["se"] == pytest.approx(0.1 / np.sqrt(3))
+    assert out["holds_2se"] and out["wins"] == 1.0 and out["n"] == 3
+    assert not paired_difference([0.1, 0.3], [0.2, 0.1])["holds_2se"]
 
 
 def test_reproduce_rejects_unknown_profile(tmp_path):
@@ -32,7 +44,7 @@ def test_reproduce_rejects_unknown_profile(tmp_path):
         reproduce(profile="huge", out_dir=tmp_path)
 
 
-def test_cli_run_with_a_local_model(tmp_path, tiny_dav2_dir):
+def test_cli_run_with_a_local_model(tmp_path, tiny_dav2_dir, capsys):
     from skimage.io import imsave
 
     img = tmp_path / "pano.png"
@@ -40,6 +52,9 @@ def test_cli_run_with_a_local_model(tmp_path, tiny_dav2_dir):
     out = tmp_path / "depth.npy"
     argv = ["run", str(img), "--model-path", str(tiny_dav2_dir), "--out", str(out), "--frame-size", "28"]
     assert main([*argv, "--sampler", "cubemap", "-q"]) == 0
+    assert np.load(out).shape == (32, 64)
+    assert "frame alignment overlap" in capsys.readouterr().out  # an image model's frames are aligned by default
+    assert main([*argv, "--frame-alignment", "global", "-q"]) == 0
     assert np.load(out).shape == (32, 64)
 
 
@@ -52,6 +67,10 @@ def test_cli_run_with_a_local_model(tmp_path, tiny_dav2_dir):
         (["run", "missing.png", "--model-path", "{model}", "--out", "d.npy"], "IMAGE"),
         (["run", "{bad}", "--model-path", "{model}", "--out", "d.npy"], "width = 2 x height"),
         (["run", "{img}", "--model-path", "{model}", "--out", "d.npy", "--fov", "0"], "fov"),
+        (
+            ["run", "{img}", "--model-path", "{model}", "--out", "d.npy", "--frame-alignment", "bundle"],
+            "--frame-alignment",
+        ),
         (["reproduce", "--profile", "huge"], "profile"),
         (["reproduce", "--seed", "-1", "--out", "{tmp}"], "--seed"),  # review: was a traceback
         (["reproduce", "--profile", "quick", "--out", "/proc/none/r"], "--out"),  # review: was a traceback

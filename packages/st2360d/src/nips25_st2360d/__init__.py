@@ -9,17 +9,28 @@ from importlib.metadata import PackageNotFoundError, version
 
 from nips25_st2360d.alignment import ALIGN_MODES, align, fit_alignment
 from nips25_st2360d.geometry import (
+    SamplingMap,
+    check_erp_size,
     distance_to_z,
     e2p,
+    e2p_map,
     erp_rays,
     frame_ray_norm,
     p2e,
+    p2e_map,
     perspective_grid,
     rays_to_erp_coords,
     view_rotation,
     z_to_distance,
 )
-from nips25_st2360d.merge import ST2360D, MergeResult, ST2360DConfig, blend_weights, make_views
+from nips25_st2360d.merge import (
+    ST2360D,
+    MergeResult,
+    ST2360DConfig,
+    blend_weights,
+    frame_scales_global,
+    make_views,
+)
 from nips25_st2360d.metrics import METRIC_NAMES, depth_metrics
 from nips25_st2360d.models import ErpDepthTruth, IndependentOracle, OracleVDE, VideoDepthModel, frame_rays
 from nips25_st2360d.scenes import Box, RoomScene, Sphere, render_room
@@ -55,25 +66,30 @@ __all__ = [
     "OracleVDE",
     "RoomScene",
     "ST2360DConfig",
+    "SamplingMap",
     "Sphere",
     "VideoDepthModel",
     "__version__",
     "align",
     "blend_weights",
+    "check_erp_size",
     "coverage",
     "cubemap_views",
     "depth_metrics",
     "distance_to_z",
     "e2p",
+    "e2p_map",
     "erp_rays",
     "fibonacci_views",
     "fit_alignment",
     "frame_ray_norm",
     "frame_rays",
+    "frame_scales_global",
     "latlong_views",
     "lgs_order",
     "make_views",
     "p2e",
+    "p2e_map",
     "perspective_grid",
     "random_order",
     "rays_to_erp_coords",

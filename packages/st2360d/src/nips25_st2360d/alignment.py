@@ -22,8 +22,9 @@ ALIGN_MODES = ("none", "median", "lsq_scale", "lsq_affine", "disparity_affine")
 
 
 def _inputs(pred: np.ndarray, gt: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate ``pred``, ``gt`` and ``mask``; ``gt`` may hold NaN/inf only where ``mask`` is False."""
     pred = check_array("pred", pred, ndim=(1, 2, 3))
-    gt = check_array("gt", gt, ndim=(1, 2, 3))
+    gt = check_array("gt", gt, ndim=(1, 2, 3), finite=False)
     if pred.shape != gt.shape:
         raise ValueError(f"pred and gt must have the same shape, got {pred.shape} and {gt.shape}")
     if mask is None:
@@ -32,7 +33,13 @@ def _inputs(pred: np.ndarray, gt: np.ndarray, mask: np.ndarray | None) -> tuple[
         if not isinstance(mask, np.ndarray) or mask.shape != gt.shape:
             raise ValueError(f"mask must be a bool array of shape {gt.shape}, got {getattr(mask, 'shape', mask)}")
         m = mask.astype(bool)
-    return pred.astype(np.float64), gt.astype(np.float64), m
+    g = gt.astype(np.float64)
+    bad = ~np.isfinite(g)
+    if (bad & m).any():
+        where = "inside mask" if mask is not None else "(pass a mask that excludes them)"
+        raise ValueError(f"gt holds NaN or inf at {int((bad & m).sum())} pixels {where}")
+    g[bad] = 0.0  # never read: outside the mask
+    return pred.astype(np.float64), g, m
 
 
 def fit_alignment(pred: np.ndarray, gt: np.ndarray, *, mask: np.ndarray | None = None, mode: str = "median"
@@ -41,7 +48,8 @@ def fit_alignment(pred: np.ndarray, gt: np.ndarray, *, mask: np.ndarray | None =
 
     Args:
         pred: prediction (depth, or disparity for ``"disparity_affine"``), any shape, finite.
-        gt: ground-truth depth, same shape, positive where ``mask`` is set.
+        gt: ground-truth depth, same shape, positive where ``mask`` is set; NaN/inf allowed where it is not
+            (e.g. sky or missing returns marked inf in released ground truth).
         mask: bool array of pixels used for the fit (default: all).
         mode: one of :data:`ALIGN_MODES`.
 

@@ -48,8 +48,11 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if not vda and not (args.model_path / "config.json").is_file():
         parser.error(f"--model-path: {args.model_path} has no config.json (expected a Depth Anything V2 directory)")
     erp = _read_panorama(parser, args.image)
+    # A video model's frames share one scale (the method); an image model's frames need aligning (issue 31.3).
+    frame_alignment = args.frame_alignment or ("none" if vda else "overlap")
     try:
-        config = ST2360DConfig(sampler=args.sampler, order=args.order, frame_size=args.frame_size, fov=args.fov)
+        config = ST2360DConfig(sampler=args.sampler, order=args.order, frame_size=args.frame_size, fov=args.fov,
+                               frame_alignment=frame_alignment)  # fmt: skip
     except (TypeError, ValueError) as err:
         parser.error(str(err))
     model: Any = None
@@ -77,7 +80,8 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         import matplotlib.pyplot as plt
 
         plt.imsave(args.out, depth, cmap="magma_r")
-    print(f"wrote {args.out} ({depth.shape[0]}x{depth.shape[1]}, relative ray distance, {model.output} model)")
+    print(f"wrote {args.out} ({depth.shape[0]}x{depth.shape[1]}, relative ray distance, {model.output} model, "
+          f"frame alignment {frame_alignment})")  # fmt: skip
     return 0
 
 
@@ -100,6 +104,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--order", default="lgs", help="lgs | random | given")
     run.add_argument("--frame-size", type=int, default=518, help="frame side in pixels (518)")
     run.add_argument("--fov", type=float, default=90.0, help="frame field of view in degrees (90)")
+    run.add_argument(
+        "--frame-alignment",
+        choices=("none", "overlap", "global"),
+        default=None,
+        help="per-frame scale alignment before the merge: none (ST2360D, one scale for the sequence; "
+        "default for a Video Depth Anything .pth), overlap (each frame to the panorama merged so far; "
+        "default for a Depth Anything V2 image model) or global (all frame scales fitted jointly)",
+    )
     run.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     run.add_argument("-v", "--verbose", action="count", default=0)
     run.add_argument("-q", "--quiet", action="count", default=0)

@@ -16,17 +16,23 @@ Everything is vectorised over pixels; sampling uses :func:`scipy.ndimage.map_coo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.ndimage import map_coordinates
 
 from nips25_st2360d._validation import check_array, check_choice, check_int, check_real
 
 __all__ = [
+    "SamplingMap",
+    "check_erp_size",
     "distance_to_z",
     "e2p",
+    "e2p_map",
     "erp_rays",
     "frame_ray_norm",
     "p2e",
+    "p2e_map",
     "perspective_grid",
     "rays_to_erp_coords",
     "view_rotation",
@@ -215,10 +221,136 @@ def _sample(img: np.ndarray, row: np.ndarray, col: np.ndarray, order: int) -> np
     return out
 
 
+def check_erp_size(h: int, w: int, *, name: str = "erp") -> tuple[int, int]:
+    """Check that ``(h, w)`` is an equirectangular size: ``w == 2 h``, ``2 <= h``, ``w <= 8192``.
+
+    Raises:
+        ValueError: naming ``name`` when the aspect is not 2:1 or the size is out of range.
+
+    Example:
+        >>> check_erp_size(512, 1024)
+        (512, 1024)
+    """
+    h = check_int(f"{name} height", h, low=2, high=MAX_ERP_WIDTH // 2)
+    w = check_int(f"{name} width", w, low=4, high=MAX_ERP_WIDTH)
+    if w != 2 * h:
+        raise ValueError(f"{name} must be an equirectangular panorama with width = 2 x height, got {h} x {w} (H x W)")
+    return h, w
+
+
+@dataclass(frozen=True, eq=False)
+class SamplingMap:
+    r"""Bilinear (or nearest) sampling of a source image at fixed fractional pixel coordinates, precomputed once.
+
+    The maps of :func:`e2p_map` and :func:`p2e_map` depend only on the view and the image sizes, never on the
+    pixel values, so a pipeline builds them once per panorama size and view set and reuses them for every
+    panorama and every channel.
+
+    Attributes:
+        index: ``(N,)`` int32 flat indices of the target pixels that are sampled (for :func:`p2e_map` the view's
+            footprint on the ERP grid; for :func:`e2p_map` every frame pixel).
+        base: ``(N,)`` int32 flat index of the top-left tap in the source, at most one pixel before its last row
+            and column (so the four taps are in range).
+        frac: ``(N, 2)`` float32 fractional offsets ``(row, col)`` in ``[0, 1]`` from the top-left tap.
+        source_shape: ``(rows, cols)`` of the source image.
+        target_shape: ``(rows, cols)`` of the target image.
+    """
+
+    index: np.ndarray
+    base: np.ndarray
+    frac: np.ndarray
+    source_shape: tuple[int, int]
+    target_shape: tuple[int, int]
+
+    @classmethod
+    def from_coords(cls, index: np.ndarray, row: np.ndarray, col: np.ndarray, *, source_shape: tuple[int, int],
+                    target_shape: tuple[int, int], order: int = 1) -> SamplingMap:  # fmt: skip
+        """Build the map of fractional source coordinates ``row, col`` (inside the source) for target ``index``."""
+        rows, cols = source_shape
+        row = np.clip(np.asarray(row, dtype=np.float64).ravel(), 0.0, rows - 1.0)
+        col = np.clip(np.asarray(col, dtype=np.float64).ravel(), 0.0, cols - 1.0)
+        if order == 0:
+            row, col = np.floor(row + 0.5), np.floor(col + 0.5)
+        # top-left tap, kept one pixel inside the last row/column (fraction 1 there): the four taps stay in range
+        r0 = np.minimum(np.floor(row), rows - 2) if rows > 1 else np.zeros_like(row)
+        c0 = np.minimum(np.floor(col), cols - 2) if cols > 1 else np.zeros_like(col)
+        base = (r0.astype(np.int64) * cols + c0.astype(np.int64)).astype(np.int32)
+        frac = np.stack([row - r0, col - c0], axis=1).astype(np.float32)
+        return cls(np.asarray(index).ravel().astype(np.int32), base, frac, (rows, cols), target_shape)
+
+    def sample(self, img: np.ndarray) -> np.ndarray:
+        """Sample ``img`` (``source_shape`` or ``source_shape + (C,)``); returns ``(N,)`` or ``(N, C)`` float32."""
+        if img.shape[:2] != self.source_shape:
+            raise ValueError(f"img must have shape {self.source_shape}[+ (C,)], got {img.shape}")
+        flat = img.reshape(self.source_shape[0] * self.source_shape[1], -1).astype(np.float32, copy=False)
+        fr, fc = self.frac[:, 0:1], self.frac[:, 1:2]
+        step = self.source_shape[1] if self.source_shape[0] > 1 else 0
+        right = 1 if self.source_shape[1] > 1 else 0
+        top = flat[self.base]
+        top += (flat[self.base + right] - top) * fc
+        bottom = flat[self.base + step]
+        bottom += (flat[self.base + step + right] - bottom) * fc
+        top += (bottom - top) * fr
+        return top[:, 0] if img.ndim == 2 else top
+
+    def scatter(self, values: np.ndarray) -> np.ndarray:
+        """Place ``(N,)`` or ``(N, C)`` sampled values on the target grid (0 elsewhere), float32."""
+        shape = self.target_shape + values.shape[1:]
+        out = np.zeros((shape[0] * shape[1], *values.shape[1:]), dtype=np.float32)
+        out[self.index] = values
+        return out.reshape(shape)
+
+    def mask(self) -> np.ndarray:
+        """``target_shape`` bool mask of the sampled target pixels."""
+        out = np.zeros(self.target_shape[0] * self.target_shape[1], dtype=bool)
+        out[self.index] = True
+        return out.reshape(self.target_shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the map in bytes."""
+        return int(self.index.nbytes + self.base.nbytes + self.frac.nbytes)
+
+
 _ORDERS = {"nearest": 0, "bilinear": 1}
 
 
-def e2p(erp: np.ndarray, *, yaw: float, pitch: float, fov: float, size: int, mode: str = "bilinear") -> np.ndarray:
+def e2p_map(h: int, w: int, *, yaw: float, pitch: float, fov: float, size: int, mode: str = "bilinear"
+            ) -> SamplingMap:  # fmt: skip
+    r"""The sampling map of :func:`e2p`: where each frame pixel reads an ``h x w`` panorama (padded by one pixel).
+
+    Frame pixel :math:`(x_n, y_n)` reads the ERP at the coordinates of its world ray :math:`R (x_n, y_n, 1)^T`
+    (:func:`rays_to_erp_coords`), on the panorama padded by one pixel on every side (horizontal wrap, pole
+    continuation), so the map is seam-free.
+
+    Args:
+        h, w: panorama size (any, ``h >= 2``, ``w >= 4``).
+        yaw, pitch, fov: the view in degrees.
+        size: frame side in pixels.
+        mode: ``"bilinear"`` or ``"nearest"``.
+
+    Returns:
+        A :class:`SamplingMap` from the ``(h + 2, w + 2)`` padded panorama to the ``(size, size)`` frame.
+
+    Example:
+        >>> m = e2p_map(32, 64, yaw=0.0, pitch=0.0, fov=90.0, size=8)
+        >>> m.index.shape, m.source_shape, m.target_shape
+        ((64,), (34, 66), (8, 8))
+    """
+    yaw, pitch, fov = _check_view(yaw, pitch, fov)
+    h = check_int("h", h, low=2, high=MAX_ERP_WIDTH)
+    w = check_int("w", w, low=4, high=MAX_ERP_WIDTH)
+    size = check_int("size", size, low=2, high=MAX_ERP_WIDTH)
+    order = _ORDERS[check_choice("mode", mode, tuple(_ORDERS))]
+    xn, yn = perspective_grid(fov, size)
+    cam = np.stack([xn, yn, np.ones_like(xn)], axis=-1)
+    row, col = rays_to_erp_coords(cam @ view_rotation(yaw, pitch).T, h, w)
+    return SamplingMap.from_coords(np.arange(size * size), row + 1.0, col + 1.0, source_shape=(h + 2, w + 2),
+                                   target_shape=(size, size), order=order)  # fmt: skip
+
+
+def e2p(erp: np.ndarray, *, yaw: float, pitch: float, fov: float, size: int, mode: str = "bilinear",
+        sampling: SamplingMap | None = None) -> np.ndarray:  # fmt: skip
     r"""Render a perspective frame from an equirectangular image (the forward map of the frame sequence).
 
     Each frame pixel's world ray :math:`R (x_n, y_n, 1)^T` is converted to ERP coordinates and sampled with
@@ -231,12 +363,14 @@ def e2p(erp: np.ndarray, *, yaw: float, pitch: float, fov: float, size: int, mod
         fov: field of view in degrees in ``(0, 180)``.
         size: output frame side in pixels.
         mode: ``"bilinear"`` or ``"nearest"``.
+        sampling: optional precomputed :func:`e2p_map` of this view and size (reused across panoramas).
 
     Returns:
         ``(size, size)`` or ``(size, size, C)`` float32 frame.
 
     Raises:
-        ValueError: on wrong ndim, empty input, NaN/inf, out-of-range angles or sizes.
+        ValueError: on wrong ndim, empty input, NaN/inf, out-of-range angles or sizes, a ``sampling`` map of
+            other sizes.
         TypeError: on a non-array input.
 
     References:
@@ -248,19 +382,70 @@ def e2p(erp: np.ndarray, *, yaw: float, pitch: float, fov: float, size: int, mod
         (32, 32, 3)
     """
     erp = check_array("erp", erp, ndim=(2, 3))
-    yaw, pitch, fov = _check_view(yaw, pitch, fov)
-    size = check_int("size", size, low=2, high=MAX_ERP_WIDTH)
-    order = _ORDERS[check_choice("mode", mode, tuple(_ORDERS))]
     h, w = erp.shape[:2]
     if h < 2 or w < 4:
         raise ValueError(f"erp must be at least 2 x 4 pixels, got shape {erp.shape}")
+    if sampling is None:
+        sampling = e2p_map(h, w, yaw=yaw, pitch=pitch, fov=fov, size=size, mode=mode)
+    elif sampling.source_shape != (h + 2, w + 2) or sampling.target_shape != (size, size):
+        raise ValueError(f"sampling must be e2p_map({h}, {w}, ..., size={size}), got a map from "
+                         f"{sampling.source_shape} to {sampling.target_shape}")  # fmt: skip
     img = erp[..., None] if erp.ndim == 2 else erp
-    xn, yn = perspective_grid(fov, size)
-    cam = np.stack([xn, yn, np.ones_like(xn)], axis=-1)
-    world = cam @ view_rotation(yaw, pitch).T
-    row, col = rays_to_erp_coords(world, h, w)
-    out = _sample(_pad_erp(img), row + 1.0, col + 1.0, order).reshape(size, size, img.shape[2])
+    out = sampling.sample(_pad_erp(img)).reshape(size, size, img.shape[2])
     return out[..., 0] if erp.ndim == 2 else out
+
+
+def p2e_map(h: int, w: int, *, yaw: float, pitch: float, fov: float, size: int, mode: str = "bilinear",
+            rays: np.ndarray | None = None) -> SamplingMap:  # fmt: skip
+    r"""The sampling map of :func:`p2e`: the view's footprint on the ERP grid and where each of its pixels reads.
+
+    Every ERP ray :math:`r` is rotated into the camera, :math:`c = R^T r`; it is inside the view when
+    :math:`c_z > 0` and :math:`|c_x / c_z|, |c_y / c_z| \le \tan(f/2)`, and then reads the frame at
+    :math:`(x_n, y_n) = (c_x / c_z, c_y / c_z)`. Only ERP rows within the view's angular radius
+    :math:`\arctan(\sqrt 2 \tan(f/2))` of its centre latitude are tested, and only the footprint is stored, so
+    applying the map costs time proportional to the footprint, not to the panorama.
+
+    Args:
+        h, w: panorama size, ``w = 2 h``.
+        yaw, pitch, fov: the view in degrees.
+        size: frame side in pixels.
+        mode: ``"bilinear"`` or ``"nearest"``.
+        rays: optional precomputed ``erp_rays(h, w)``.
+
+    Returns:
+        A :class:`SamplingMap` from the ``(size, size)`` frame to the ``(h, w)`` panorama.
+
+    Raises:
+        ValueError: on a non-2:1 size, out-of-range angles or sizes, or a wrong ``rays`` shape.
+
+    Example:
+        >>> m = p2e_map(64, 128, yaw=0.0, pitch=0.0, fov=90.0, size=32)
+        >>> m.index.size, m.target_shape
+        (956, (64, 128))
+    """
+    yaw, pitch, fov = _check_view(yaw, pitch, fov)
+    h, w = check_erp_size(h, w, name="panorama (h, w)")
+    size = check_int("size", size, low=2, high=MAX_ERP_WIDTH)
+    order = _ORDERS[check_choice("mode", mode, tuple(_ORDERS))]
+    if rays is None:
+        rays = erp_rays(h, w)
+    elif not isinstance(rays, np.ndarray) or rays.shape != (h, w, 3):
+        raise ValueError(f"rays must be erp_rays(h, w) of shape {(h, w, 3)}, got {getattr(rays, 'shape', rays)}")
+    t = np.tan(np.deg2rad(fov) / 2.0)
+    radius = np.rad2deg(np.arctan(np.sqrt(2.0) * t)) + 180.0 / h
+    lat_top, lat_bottom = min(90.0, pitch + radius), max(-90.0, pitch - radius)
+    r0 = int(np.clip(np.floor((0.5 - lat_top / 180.0) * h - 0.5), 0, h))
+    r1 = int(np.clip(np.ceil((0.5 - lat_bottom / 180.0) * h + 0.5), r0, h))
+    band = rays[r0:r1].reshape(-1, 3)
+    rot = view_rotation(yaw, pitch).astype(np.float32)
+    cx, cy, cz = (band[:, 0] * rot[0, k] + band[:, 1] * rot[1, k] + band[:, 2] * rot[2, k] for k in range(3))  # R^T r
+    lim = (t + 1e-6 * t) * cz
+    idx = np.flatnonzero((cz > 0) & (np.abs(cx) <= lim) & (np.abs(cy) <= lim))
+    xn, yn = cx[idx] / cz[idx], cy[idx] / cz[idx]
+    col = (xn / t + 1.0) * 0.5 * (size - 1)
+    row = (1.0 - yn / t) * 0.5 * (size - 1)
+    return SamplingMap.from_coords(idx + r0 * w, row, col, source_shape=(size, size), target_shape=(h, w),
+                                   order=order)  # fmt: skip
 
 
 def p2e(
@@ -273,26 +458,29 @@ def p2e(
     w: int,
     mode: str = "bilinear",
     rays: np.ndarray | None = None,
+    sampling: SamplingMap | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Project a perspective frame back onto the equirectangular grid (inverse of :func:`e2p`).
 
     Every ERP ray :math:`r` is rotated into the camera, :math:`c = R^T r`; it is inside the view when
     :math:`c_z > 0` and :math:`|c_x / c_z|, |c_y / c_z| \le \tan(f/2)`, and then sampled at
-    :math:`(x_n, y_n) = (c_x / c_z, c_y / c_z)`.
+    :math:`(x_n, y_n) = (c_x / c_z, c_y / c_z)` (see :func:`p2e_map`).
 
     Args:
         frame: ``(s, s)`` or ``(s, s, C)`` perspective frame, finite.
         yaw, pitch, fov: the view (degrees), as for :func:`e2p`.
-        h, w: output panorama size.
+        h, w: output panorama size, ``w = 2 h``.
         mode: ``"bilinear"`` or ``"nearest"``.
         rays: optional precomputed ``erp_rays(h, w)`` to reuse across frames.
+        sampling: optional precomputed :func:`p2e_map` of this view and sizes (reused across panoramas).
 
     Returns:
         ``(values, valid)``: ``(h, w)`` or ``(h, w, C)`` float32 (0 outside the view) and the ``(h, w)`` bool mask
         of ERP pixels the view covers.
 
     Raises:
-        ValueError: on a non-square or empty frame, NaN/inf, out-of-range angles or sizes, wrong ``rays`` shape.
+        ValueError: on a non-square or empty frame, NaN/inf, out-of-range angles or sizes, a non-2:1 ``(h, w)``,
+            a wrong ``rays`` shape or a ``sampling`` map of other sizes.
 
     Example:
         >>> vals, valid = p2e(np.ones((32, 32)), yaw=0.0, pitch=0.0, fov=90.0, h=64, w=128)
@@ -304,36 +492,10 @@ def p2e(
         raise ValueError(f"frame must be square (s, s[, C]), got shape {frame.shape}")
     if frame.shape[0] < 2:
         raise ValueError(f"frame must be at least 2 x 2 pixels, got shape {frame.shape}")
-    yaw, pitch, fov = _check_view(yaw, pitch, fov)
-    h = check_int("h", h, low=2, high=MAX_ERP_WIDTH)
-    w = check_int("w", w, low=4, high=MAX_ERP_WIDTH)
-    order = _ORDERS[check_choice("mode", mode, tuple(_ORDERS))]
-    if rays is None:
-        rays = erp_rays(h, w)
-    elif not isinstance(rays, np.ndarray) or rays.shape != (h, w, 3):
-        raise ValueError(f"rays must be erp_rays(h, w) of shape {(h, w, 3)}, got {getattr(rays, 'shape', rays)}")
-    img = frame[..., None] if frame.ndim == 2 else frame
-    size = img.shape[0]
-    t = np.tan(np.deg2rad(fov) / 2.0)
-    # Only ERP rows within the view's angular radius atan(sqrt(2) tan(f/2)) of its centre latitude can be inside.
-    radius = np.rad2deg(np.arctan(np.sqrt(2.0) * t)) + 180.0 / h
-    lat_top, lat_bottom = min(90.0, pitch + radius), max(-90.0, pitch - radius)
-    r0 = int(np.clip(np.floor((0.5 - lat_top / 180.0) * h - 0.5), 0, h))
-    r1 = int(np.clip(np.ceil((0.5 - lat_bottom / 180.0) * h + 0.5), r0, h))
-    cam = rays[r0:r1].reshape(-1, 3) @ view_rotation(yaw, pitch).astype(np.float32)  # rows: R^T r
-    cz = cam[:, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xn = np.where(cz > 0, cam[:, 0] / cz, np.inf)
-        yn = np.where(cz > 0, cam[:, 1] / cz, np.inf)
-    eps = 1e-6 * t
-    valid = (np.abs(xn) <= t + eps) & (np.abs(yn) <= t + eps)
-    idx = np.flatnonzero(valid)
-    col = np.clip((xn[idx] / t + 1.0) * 0.5 * (size - 1), 0.0, size - 1.0)
-    row = np.clip((1.0 - yn[idx] / t) * 0.5 * (size - 1), 0.0, size - 1.0)
-    out = np.zeros((h, w, img.shape[2]), dtype=np.float32)
-    band = out[r0:r1].reshape(-1, img.shape[2])
-    band[idx] = _sample(img, row, col, order)
-    out[r0:r1] = band.reshape(r1 - r0, w, img.shape[2])
-    mask = np.zeros((h, w), dtype=bool)
-    mask[r0:r1] = valid.reshape(r1 - r0, w)
-    return (out[..., 0] if frame.ndim == 2 else out), mask
+    size = frame.shape[0]
+    if sampling is None:
+        sampling = p2e_map(h, w, yaw=yaw, pitch=pitch, fov=fov, size=size, mode=mode, rays=rays)
+    elif sampling.source_shape != (size, size) or sampling.target_shape != (h, w):
+        raise ValueError(f"sampling must be p2e_map({h}, {w}, ..., size={size}), got a map from "
+                         f"{sampling.source_shape} to {sampling.target_shape}")  # fmt: skip
+    return sampling.scatter(sampling.sample(frame)), sampling.mask()

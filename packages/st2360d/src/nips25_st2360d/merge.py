@@ -21,7 +21,16 @@ import numpy as np
 
 from nips25_shared import get_logger, progress
 from nips25_st2360d._validation import check_array, check_choice, check_int, check_real
-from nips25_st2360d.geometry import MAX_ERP_WIDTH, e2p, erp_rays, p2e, perspective_grid
+from nips25_st2360d.geometry import (
+    MAX_ERP_WIDTH,
+    SamplingMap,
+    _pad_erp,
+    check_erp_size,
+    e2p_map,
+    erp_rays,
+    p2e_map,
+    perspective_grid,
+)
 from nips25_st2360d.models import VideoDepthModel, check_prediction
 from nips25_st2360d.views import (
     cubemap_views,
@@ -32,14 +41,14 @@ from nips25_st2360d.views import (
     sus_views,
 )
 
-__all__ = ["ST2360D", "MergeResult", "ST2360DConfig", "blend_weights", "make_views"]
+__all__ = ["ST2360D", "MergeResult", "ST2360DConfig", "blend_weights", "frame_scales_global", "make_views"]
 
 _log = get_logger(__name__)
 
 SAMPLERS = ("sus", "latlong", "cubemap", "fibonacci")
 ORDERS = ("lgs", "random", "given")
 BLENDS = ("cos", "border", "uniform")
-FRAME_ALIGNMENTS = ("none", "overlap")
+FRAME_ALIGNMENTS = ("none", "overlap", "global")
 
 
 @dataclass(frozen=True)
@@ -56,12 +65,17 @@ class ST2360DConfig:
         n_views: number of Fibonacci views.
         blend: ``"cos"``, ``"border"`` or ``"uniform"`` blending weight [reconstructed: cos].
         power: exponent :math:`p` of the blending weight, ``>= 0`` [reconstructed: 2].
-        frame_alignment: ``"none"`` (ST²360D) or ``"overlap"`` (per-frame alignment baseline).
+        frame_alignment: ``"none"`` (ST²360D: one scale for the sequence), ``"overlap"`` (each frame rescaled to
+            the panorama merged so far, the per-patch baseline) or ``"global"`` (all frame scales fitted jointly
+            to every pairwise overlap), see :func:`frame_scales_global`.
         hemispheres: LGS ring order, ``"interleave"`` or ``"north_first"``.
         direction: LGS sweep, ``"alternate"`` or ``"same"``.
         yaw_offset: degrees added to every view's yaw (and LGS start yaw).
         order_seed: seed of ``order="random"``.
-        min_overlap: pixels needed for ``frame_alignment="overlap"`` to fit a frame's scale.
+        min_overlap: pixels needed for ``frame_alignment="overlap"``/``"global"`` to fit a frame's scale.
+        cache_maps: keep the per-view sampling maps (:func:`~nips25_st2360d.geometry.e2p_map`,
+            :func:`~nips25_st2360d.geometry.p2e_map`) of the last panorama size, so later panoramas of that size
+            skip their construction (about 16 bytes per covered ERP pixel per view).
     """
 
     sampler: str = "sus"
@@ -79,6 +93,7 @@ class ST2360DConfig:
     yaw_offset: float = 0.0
     order_seed: int = 0
     min_overlap: int = 16
+    cache_maps: bool = True
 
     def __post_init__(self) -> None:
         check_choice("sampler", self.sampler, SAMPLERS)
@@ -96,6 +111,8 @@ class ST2360DConfig:
         check_real("yaw_offset", self.yaw_offset)
         check_int("order_seed", self.order_seed, low=0)
         check_int("min_overlap", self.min_overlap, low=1)
+        if not isinstance(self.cache_maps, bool):
+            raise TypeError(f"cache_maps must be a bool, got {type(self.cache_maps).__name__}")
         if self.sampler == "cubemap" and self.fov < 90.0:
             raise ValueError(f"fov must be >= 90 for the cubemap sampler (else it leaves holes), got {self.fov}")
 
@@ -170,6 +187,66 @@ def blend_weights(*, fov: float, size: int, blend: str = "cos", power: float = 2
     return w.astype(np.float32)
 
 
+def frame_scales_global(index: list[np.ndarray], values: list[np.ndarray], *, n_pixels: int,
+                        min_overlap: int = 16) -> np.ndarray:  # fmt: skip
+    r"""Per-frame scales fitted jointly to every pairwise overlap (global scale alignment of patches).
+
+    For every pair of frames :math:`(i, j)` sharing at least ``min_overlap`` ERP pixels,
+    :math:`r_{ij} = \operatorname{med}(\log v_i - \log v_j)` on the shared pixels; the log-scales
+    :math:`x = \log s` solve :math:`\min_x \sum_{ij} (x_i - x_j + r_{ij})^2` with :math:`\sum_t x_t = 0`
+    (least squares, minimum norm on frames no overlap connects). This is the scale-only version of 360MonoDepth's
+    global alignment (Rey-Area et al., CVPR 2022), here without its deformable fields.
+
+    Args:
+        index: per frame, ``(N_t,)`` unique flat ERP indices of the pixels it covers.
+        values: per frame, ``(N_t,)`` positive values there (ray distance, or ray disparity).
+        n_pixels: ``H * W`` of the panorama.
+        min_overlap: shared pixels needed for a pair to count, ``>= 1``.
+
+    Returns:
+        ``(T,)`` float64 scales :math:`s_t` (geometric mean 1); multiply frame :math:`t` by :math:`s_t`.
+
+    Raises:
+        ValueError: if ``index`` and ``values`` differ in length or in a frame's size, or a value is not positive.
+
+    Example:
+        >>> idx = [np.arange(0, 60), np.arange(40, 100)]
+        >>> s = frame_scales_global(idx, [np.full(60, 2.0), np.full(60, 4.0)], n_pixels=100)
+        >>> [round(float(v), 4) for v in s]  # frame 0 up, frame 1 down by sqrt(2): both read 2 sqrt(2)
+        [1.4142, 0.7071]
+    """
+    if len(index) != len(values):
+        raise ValueError(f"index and values must have one entry per frame, got {len(index)} and {len(values)}")
+    n_pixels = check_int("n_pixels", n_pixels, low=1)
+    min_overlap = check_int("min_overlap", min_overlap, low=1)
+    logs = []
+    for t, (idx, val) in enumerate(zip(index, values)):
+        if idx.shape != val.shape:
+            raise ValueError(f"values[{t}] must match index[{t}] in shape, got {val.shape} and {idx.shape}")
+        if (val <= 0).any() or not np.isfinite(val).all():
+            raise ValueError(f"values[{t}] must be finite and positive")
+        logs.append(np.log(val.astype(np.float64)))
+    n = len(index)
+    rows: list[np.ndarray] = []
+    rhs: list[float] = []
+    dense = np.full(n_pixels, np.nan)
+    for i in range(n):
+        dense[index[i]] = logs[i]
+        for j in range(i + 1, n):
+            shared = dense[index[j]]
+            ok = np.isfinite(shared)
+            if ok.sum() >= min_overlap:
+                row = np.zeros(n)
+                row[i], row[j] = 1.0, -1.0
+                rows.append(row)
+                rhs.append(-float(np.median(shared[ok] - logs[j][ok])))
+        dense[index[i]] = np.nan
+    rows.append(np.ones(n))
+    rhs.append(0.0)
+    x, *_ = np.linalg.lstsq(np.stack(rows), np.asarray(rhs), rcond=None)
+    return np.exp(x)
+
+
 class ST2360D:
     r"""Training-free 360° depth from a video depth model (ST²360D).
 
@@ -202,15 +279,49 @@ class ST2360D:
             raise TypeError(f"config must be an ST2360DConfig, got {type(config).__name__}")
         self.model = model
         self.config = config
+        self._maps: dict[str, tuple[tuple[int, int], list[SamplingMap]]] = {}
+
+    def sampling_maps(self, h: int, w: int) -> tuple[list[SamplingMap], list[SamplingMap]]:
+        """The per-view sampling maps for an ``h x w`` panorama: ``(e2p maps, p2e maps)``, one per frame.
+
+        They depend only on the view set, the frame size and the panorama size, so with ``config.cache_maps`` they
+        are built once and reused for every later panorama of that size (the cache holds one size).
+
+        Raises:
+            ValueError: if ``(h, w)`` is not a 2:1 equirectangular size.
+        """
+        h, w = check_erp_size(h, w, name="panorama (h, w)")
+        return self._cached("e2p", h, w), self._cached("p2e", h, w)
+
+    def _cached(self, kind: str, h: int, w: int) -> list[SamplingMap]:
+        hit = self._maps.get(kind)
+        if hit is not None and hit[0] == (h, w):
+            return hit[1]
+        cfg = self.config
+        views = make_views(cfg)
+        if kind == "e2p":
+            maps = [e2p_map(h, w, yaw=float(y), pitch=float(p), fov=cfg.fov, size=cfg.frame_size) for y, p in views]
+        else:
+            rays = erp_rays(h, w)
+            maps = [p2e_map(h, w, yaw=float(y), pitch=float(p), fov=cfg.fov, size=cfg.frame_size, rays=rays)
+                    for y, p in views]  # fmt: skip
+        if cfg.cache_maps:
+            self._maps[kind] = ((h, w), maps)
+        return maps
 
     def frames(self, erp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The perspective frame sequence of a panorama: ``((T, s, s, 3) uint8 frames, (T, 2) views)``."""
+        """The perspective frame sequence of a panorama: ``((T, s, s, 3) uint8 frames, (T, 2) views)``.
+
+        Raises:
+            ValueError: on a wrong shape or a panorama whose width is not twice its height. TypeError: non-uint8.
+        """
         erp = _check_erp(erp)
         cfg = self.config
         views = make_views(cfg)
-        frames = np.stack([
-            e2p(erp, yaw=float(y), pitch=float(p), fov=cfg.fov, size=cfg.frame_size) for y, p in views
-        ])  # fmt: skip
+        fwd = self._cached("e2p", erp.shape[0], erp.shape[1])
+        padded = _pad_erp(erp.astype(np.float32))  # once for all views (e2p pads per call)
+        size = cfg.frame_size
+        frames = np.stack([m.sample(padded).reshape(size, size, 3) for m in fwd])
         return np.clip(np.rint(frames), 0, 255).astype(np.uint8), views
 
     def predict(
@@ -219,15 +330,17 @@ class ST2360D:
         """Estimate the 360° depth of an equirectangular RGB panorama.
 
         Args:
-            erp: ``(H, W, 3)`` uint8 RGB panorama, ``W`` up to 8192 (4K and 8K inputs work; frames are ``frame_size``).
-            out_hw: output ``(H, W)``; defaults to the input size.
+            erp: ``(H, W, 3)`` uint8 RGB panorama with ``W = 2 H``, ``W`` up to 8192 (4K and 8K inputs work;
+                frames are ``frame_size``).
+            out_hw: output ``(H, W)`` with ``W = 2 H``; defaults to the input size.
             show_progress: show a progress bar over the frames (silenced anyway by ``-q``).
 
         Returns:
             A :class:`MergeResult`; ``depth`` is relative ray distance (align it globally for metric depth).
 
         Raises:
-            ValueError: on a wrong shape, empty input, or a model output of the wrong shape or with NaN/inf.
+            ValueError: on a wrong shape, a panorama or ``out_hw`` that is not 2:1, empty input, or a model output
+                of the wrong shape or with NaN/inf.
             TypeError: on a non-uint8 panorama.
         """
         erp = _check_erp(erp)
@@ -236,8 +349,7 @@ class ST2360D:
             out_hw = (erp.shape[0], erp.shape[1])
         if len(out_hw) != 2:
             raise ValueError(f"out_hw must be (H, W), got {out_hw}")
-        h = check_int("out_hw[0]", out_hw[0], low=2, high=MAX_ERP_WIDTH)
-        w = check_int("out_hw[1]", out_hw[1], low=4, high=MAX_ERP_WIDTH)
+        h, w = check_erp_size(out_hw[0], out_hw[1], name="out_hw")
         frames, views = self.frames(erp)
         _log.debug("running the depth model on %d frames of %d px", len(frames), cfg.frame_size)
         pred = check_prediction(self.model.predict(frames, views=views, fov=cfg.fov), frames)
@@ -246,33 +358,36 @@ class ST2360D:
         # Merge in the model's own space: ray distance for depth models, ray disparity for disparity models.
         frame_val = (pred / norm if disparity else pred * norm).astype(np.float32)
         weight = blend_weights(fov=cfg.fov, size=cfg.frame_size, blend=cfg.blend, power=cfg.power)
-        rays = erp_rays(h, w)
-        num = np.zeros((h, w), dtype=np.float64)
-        den = np.zeros((h, w), dtype=np.float64)
+        back = self._cached("p2e", h, w)
+        num = np.zeros(h * w, dtype=np.float64)
+        den = np.zeros(h * w, dtype=np.float64)
+        samples = [m.sample(np.stack([frame_val[t], weight], axis=-1)) for t, m in enumerate(back)]
         scales = np.ones(len(views))
+        if cfg.frame_alignment == "global":
+            scales = frame_scales_global([m.index for m in back], [v[:, 0] for v in samples], n_pixels=h * w,
+                                         min_overlap=cfg.min_overlap)  # fmt: skip
         steps = (
             progress(range(len(views)), total=len(views), desc="merge frames") if show_progress else range(len(views))
         )
         for t in steps:
-            yaw, pitch = float(views[t, 0]), float(views[t, 1])
-            both, valid = p2e(np.stack([frame_val[t], weight], axis=-1), yaw=yaw, pitch=pitch, fov=cfg.fov,
-                              h=h, w=w, rays=rays)  # fmt: skip
-            val, wt = both[..., 0], both[..., 1]
+            idx = back[t].index
+            val, wt = samples[t][:, 0].astype(np.float64) * scales[t], samples[t][:, 1]
             if cfg.frame_alignment == "overlap":
-                ov = valid & (den > 0)
+                ov = den[idx] > 0
                 if ov.sum() >= cfg.min_overlap:
-                    scales[t] = float(np.exp(np.median(np.log(num[ov] / den[ov]) - np.log(val[ov]))))
+                    ratio = np.log(num[idx][ov] / den[idx][ov]) - np.log(val[ov])
+                    scales[t] = float(np.exp(np.median(ratio)))
                     val = val * scales[t]
-            num[valid] += wt[valid] * val[valid]
-            den[valid] += wt[valid]
+            num[idx] += wt * val
+            den[idx] += wt
         covered = den > 0
-        merged = np.zeros((h, w), dtype=np.float32)
+        merged = np.zeros(h * w, dtype=np.float32)
         merged[covered] = num[covered] / den[covered]
         if disparity:
             merged[covered] = 1.0 / merged[covered]
         scaled = frame_val * scales[:, None, None].astype(np.float32)
         frame_depth = 1.0 / scaled if disparity else scaled
-        return MergeResult(merged, covered, views, frame_depth, scales)
+        return MergeResult(merged.reshape(h, w), covered.reshape(h, w), views, frame_depth, scales)
 
     def __call__(self, erp: np.ndarray) -> np.ndarray:
         """Shorthand for ``predict(erp).depth``."""
@@ -281,7 +396,5 @@ class ST2360D:
 
 def _check_erp(erp: object) -> np.ndarray:
     arr = check_array("erp", erp, ndim=3, last=3, dtype="uint8")
-    h, w = arr.shape[:2]
-    if h < 2 or w < 4 or w > MAX_ERP_WIDTH:
-        raise ValueError(f"erp must be (H, W, 3) with 2 <= H, 4 <= W <= {MAX_ERP_WIDTH}, got shape {arr.shape}")
+    check_erp_size(arr.shape[0], arr.shape[1], name="erp")
     return arr

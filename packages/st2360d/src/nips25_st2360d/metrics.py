@@ -36,7 +36,9 @@ def depth_metrics(
     Args:
         pred: predicted depth (or disparity for ``align_mode="disparity_affine"``), any shape, finite.
         gt: ground-truth depth in metres, same shape; pixels outside ``(min_depth, max_depth]`` are ignored.
-        mask: extra bool mask of pixels to evaluate (e.g. drop the tripod at the bottom of a panorama).
+            NaN or inf (missing returns, sky) are accepted at pixels ``mask`` excludes.
+        mask: extra bool mask of pixels to evaluate (e.g. drop the tripod at the bottom of a panorama, or the
+            pixels without ground truth).
         align_mode: global alignment before scoring, one of ``none``, ``median``, ``lsq_scale``, ``lsq_affine``,
             ``disparity_affine``; fitted on the valid pixels.
         max_depth: depth cap in metres (10 for indoor sets, the UniFuse convention).
@@ -47,12 +49,16 @@ def depth_metrics(
         ``{"abs_rel", "sq_rel", "rmse", "rmse_log", "delta1", "delta2", "delta3", "n_valid"}``.
 
     Raises:
-        ValueError: on shape mismatch, NaN/inf, bad caps, no valid pixel, or a non-positive prediction.
+        ValueError: on shape mismatch, NaN/inf in ``pred`` or in ``gt`` inside ``mask``, bad caps, no valid pixel,
+            or a non-positive prediction.
 
     Example:
         >>> gt = np.array([1.0, 2.0, 4.0])
         >>> depth_metrics(1.3 * gt, gt, align_mode="median")["abs_rel"]
         0.0
+        >>> holes = np.array([1.0, 2.0, np.inf])  # no return at the last pixel
+        >>> depth_metrics(np.array([1.0, 2.0, 5.0]), holes, mask=np.isfinite(holes))["n_valid"]
+        2
     """
     max_depth = check_real("max_depth", max_depth, low=0.0, open_low=True)
     min_depth = check_real("min_depth", min_depth, low=0.0, high=max_depth, open_low=True, open_high=True)

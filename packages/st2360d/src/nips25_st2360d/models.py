@@ -43,7 +43,8 @@ __all__ = [
 
 OUTPUTS = ("depth", "disparity")
 STRUCTURES = ("sequence", "frame")
-DRIFTS = ("window", "frame")
+DRIFTS = ("smooth", "window", "frame")
+N_FEATURES = 256  # random Fourier features of the smooth drift fields
 
 RayDistance = Callable[[np.ndarray], np.ndarray]
 
@@ -144,6 +145,20 @@ class _Oracle:
     def _log_scales(self, views: np.ndarray, fov: float, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
+    def frame_log_scales(self, views: np.ndarray, *, fov: float) -> np.ndarray:
+        r"""The per-frame log-scale errors :math:`\log s_t` that :meth:`predict` applies to this view sequence.
+
+        Args:
+            views: ``(T, 2)`` ``(yaw, pitch)`` degrees, in sequence order.
+            fov: field of view in degrees.
+
+        Returns:
+            ``(T,)`` float64, the same draws as :meth:`predict` with this ``seed``.
+        """
+        v = check_views(views)
+        fov = check_real("fov", fov, low=0.0, high=180.0, open_low=True, open_high=True)
+        return self._log_scales(v, fov, np.random.default_rng(self.seed))
+
     def _structure(self, views: np.ndarray, fov: float, size: int, rng: np.random.Generator) -> np.ndarray:
         r"""Per-frame planar log tilt :math:`g_t \cdot (x_n, y_n)`, :math:`g_t \sim \mathcal N(0, tilt^2 I_2)` i.i.d.
 
@@ -190,31 +205,43 @@ class _Oracle:
 
 
 class OracleVDE(_Oracle):
-    r"""Simulated video depth model: exact depth with an overlap-dependent scale error between frames.
+    r"""Simulated video depth model: exact depth with a per-frame scale error that neighbouring frames share.
 
-    :math:`\sigma_t = \sigma_{min} + (\sigma_{max} - \sigma_{min})(1 - o_t)`, with :math:`o_t` the overlap of frames
-    :math:`t-1` and :math:`t` (:func:`~nips25_st2360d.views.view_overlap`; :math:`o_0 = 1`).
-
-    * ``drift="window"`` (default): Video Depth Anything predicts a clip of up to ``window`` frames jointly (its
-      temporal attention spans every frame of the window, unmasked) as one affine-invariant output, and aligns each
-      later window to the earlier ones by a scale and shift fitted on re-fed keyframes. So frame :math:`t` of window
-      :math:`w(t)` has :math:`\log s_t = \log S_{w(t)} + \sigma_t \epsilon_t`: a deviation from its window's scale
-      that does not accumulate along the sequence. Window scales follow
-      :math:`\log S_0 \sim \mathcal N(0, \sigma_{max}^2)`, :math:`\log S_j = a \log S_{j-1} + \sigma_{min}
-      \eta_j` (the keyframes are the same frames: full overlap). Windows advance by ``window - 10`` frames (VDA's
-      2 anchor keyframes + 8 shared frames); a sequence of at most ``window`` frames is one window.
-    * ``drift="frame"``: the log-scale performs an AR(1) along the frames,
-      :math:`\log s_0 \sim \mathcal N(0, \sigma_{max}^2)`, :math:`\log s_t = a \log s_{t-1} + \sigma_t \epsilon_t`
-      (the first reconstruction, used before the finisher's change; its spread grows along the sequence).
-
-    Consecutive overlapping frames thus agree in scale, as a temporally consistent VDE's do.
+    * ``drift="smooth"`` (default since 0.2.0): the log-scale error is a smooth random function of the view
+      direction :math:`d_t` (the optical axis of frame :math:`t`) and of the time :math:`t` (the frame index),
+      :math:`\log s_t = f(d_t) + g(t)`, two independent Gaussian fields with squared-exponential covariances
+      :math:`\operatorname{cov}(f(d), f(d')) = \sigma_{dir}^2 \exp(-\lVert d - d' \rVert^2 / 2 c^2)`,
+      :math:`c = 2 \sin(\ell_{dir} / 2)` (the chord of the angle :math:`\ell_{dir}`), and
+      :math:`\operatorname{cov}(g(t), g(t')) = \sigma_{time}^2 \exp(-(t - t')^2 / 2 \ell_{time}^2)`, drawn as
+      256 random Fourier features each (Rahimi and Recht, 2007). Frames that look at the same part of the scene
+      err alike (:math:`f`), and frames close in the sequence err alike (:math:`g`): in a scan where consecutive
+      frames overlap, :math:`\operatorname{std}(\log s_t - \log s_{t-1}) < \operatorname{std}(\log s_t)`.
+      Directions are taken relative to the first view, :math:`d_t \to R_0^\top d_t` (as the tilt of
+      ``structure="sequence"``), so a panorama rolled with its views gives the same frames. Defaults:
+      :math:`\sigma_{dir} = \sigma_{time} = 0.1 / \sqrt 2`, so the per-frame log-scale has the same marginal std
+      (0.1) as :class:`IndependentOracle`'s and the two models differ only in how their errors correlate;
+      :math:`\ell_{dir} = 90^\circ` (one field of view: the error changes on the scale of a frame) and
+      :math:`\ell_{time} = 8` frames (one SUS equator ring).
+    * ``drift="window"`` (the 0.1.0 default, kept as a named arm): Video Depth Anything's window structure, a
+      deviation from one scale per ``window``-frame window, :math:`\log s_t = \log S_{w(t)} + \sigma_t
+      \epsilon_t` with :math:`\sigma_t = \sigma_{min} + (\sigma_{max} - \sigma_{min})(1 - o_t)` and :math:`o_t`
+      the overlap of frames :math:`t-1, t` (:func:`~nips25_st2360d.views.view_overlap`; :math:`o_0 = 1`); window
+      scales :math:`\log S_0 \sim \mathcal N(0, \sigma_{max}^2)`, :math:`\log S_j = a \log S_{j-1} +
+      \sigma_{min} \eta_j`; windows advance by ``window - 10`` frames. Its per-frame deviations are independent,
+      so overlapping neighbours do **not** err alike (the review's finding).
+    * ``drift="frame"``: an AR(1) along the frames, :math:`\log s_0 \sim \mathcal N(0, \sigma_{max}^2)`,
+      :math:`\log s_t = a \log s_{t-1} + \sigma_t \epsilon_t` (the first reconstruction).
 
     Args:
         truth: callable mapping ``(N, 3)`` unit rays to ray distances (a scene's ``ray_distance`` or
             :class:`ErpDepthTruth`).
-        a: AR(1) coefficient in ``[0, 1]`` (default 0.95).
-        sigma_min: scale error std (log) between fully overlapping frames (default 0.005).
-        sigma_max: scale error std (log) between frames with no overlap (default 0.08).
+        sigma_dir: std of the direction field :math:`f` (log), ``drift="smooth"``.
+        ell_dir: length scale :math:`\ell_{dir}` of :math:`f` in degrees, in ``(0, 180]``.
+        sigma_time: std of the time field :math:`g` (log), ``drift="smooth"``.
+        ell_time: length scale :math:`\ell_{time}` of :math:`g` in frames, ``> 0``.
+        a: AR(1) coefficient in ``[0, 1]`` (``"window"``, ``"frame"``; default 0.95).
+        sigma_min: scale error std (log) between fully overlapping frames (``"window"``, ``"frame"``; 0.005).
+        sigma_max: scale error std (log) between frames with no overlap (``"window"``, ``"frame"``; 0.08).
         noise: per-pixel log-normal noise std (default 0.02).
         tilt: std of each component of the planar log tilt :math:`g` (default 0.03), see ``structure``.
         output: ``"depth"`` or ``"disparity"``.
@@ -224,18 +251,32 @@ class OracleVDE(_Oracle):
             tilt^2 I_3)` drawn once per sequence, :math:`R_0` the first view's rotation: temporally consistent (a
             scene point gets the same relative error in every frame that sees it) but not exact, and no per-frame
             alignment can remove it. ``"frame"``: an independent tilt per frame in frame coordinates, as
-            :class:`IndependentOracle` (the behaviour before the review).
-        drift: ``"window"`` or ``"frame"``, see above.
-        window: frames per jointly predicted window (VDA: 32), ``>= 11``.
+            :class:`IndependentOracle`.
+        drift: ``"smooth"``, ``"window"`` or ``"frame"``, see above.
+        window: frames per jointly predicted window (VDA: 32), ``>= 11`` (``drift="window"``).
 
     Raises:
         ValueError: on out-of-range parameters. TypeError: if ``truth`` is not callable.
+
+    References:
+        Rahimi and Recht, "Random Features for Large-Scale Kernel Machines", NeurIPS 2007 (the field draws).
+
+    Example:
+        >>> from nips25_st2360d import lgs_order, sus_views
+        >>> views = sus_views()[lgs_order(sus_views())]
+        >>> s = OracleVDE(lambda r: np.ones(len(r)), seed=0).frame_log_scales(views, fov=90.0)
+        >>> bool(np.std(np.diff(s)) < np.std(s))  # neighbouring frames err alike
+        True
     """
 
     def __init__(
         self,
         truth: RayDistance,
         *,
+        sigma_dir: float = 0.1 / np.sqrt(2.0),
+        ell_dir: float = 90.0,
+        sigma_time: float = 0.1 / np.sqrt(2.0),
+        ell_time: float = 8.0,
         a: float = 0.95,
         sigma_min: float = 0.005,
         sigma_max: float = 0.08,
@@ -244,13 +285,17 @@ class OracleVDE(_Oracle):
         output: str = "depth",
         seed: int = 0,
         structure: str = "sequence",
-        drift: str = "window",
+        drift: str = "smooth",
         window: int = VDA_WINDOW,
     ) -> None:
         super().__init__(truth, noise=noise, tilt=tilt, output=output, seed=seed)
         self.structure = check_choice("structure", structure, STRUCTURES)
         self.drift = check_choice("drift", drift, DRIFTS)
         self.window = check_int("window", window, low=len(VDA_ANCHORS) + VDA_INTERP + 1)
+        self.sigma_dir = check_real("sigma_dir", sigma_dir, low=0.0, high=2.0)
+        self.ell_dir = check_real("ell_dir", ell_dir, low=0.0, high=180.0, open_low=True)
+        self.sigma_time = check_real("sigma_time", sigma_time, low=0.0, high=2.0)
+        self.ell_time = check_real("ell_time", ell_time, low=0.0, open_low=True)
         self.a = check_real("a", a, low=0.0, high=1.0)
         self.sigma_min = check_real("sigma_min", sigma_min, low=0.0, high=2.0)
         self.sigma_max = check_real("sigma_max", sigma_max, low=0.0, high=2.0)
@@ -271,7 +316,23 @@ class OracleVDE(_Oracle):
         stride = self.window - len(VDA_ANCHORS) - VDA_INTERP
         return np.where(t < self.window, 0, (t - self.window) // stride + 1)
 
+    def _smooth_log_scales(self, views: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        omega = rng.normal(size=(N_FEATURES, 3)) / (2.0 * np.sin(np.deg2rad(self.ell_dir) / 2.0))
+        phase_dir = rng.uniform(0.0, 2.0 * np.pi, size=N_FEATURES)
+        nu = rng.normal(size=N_FEATURES) / self.ell_time
+        phase_time = rng.uniform(0.0, 2.0 * np.pi, size=N_FEATURES)
+        yaw, pitch = np.deg2rad(views[:, 0]), np.deg2rad(views[:, 1])
+        axis = np.stack([np.cos(pitch) * np.sin(yaw), np.sin(pitch), np.cos(pitch) * np.cos(yaw)], axis=1)
+        axis = axis @ view_rotation(float(views[0, 0]), float(views[0, 1]))  # R_0^T d_t: relative to the first view
+        amp = np.sqrt(2.0 / N_FEATURES)
+        f = self.sigma_dir * amp * np.cos(axis @ omega.T + phase_dir).sum(axis=1)
+        t = np.arange(len(views), dtype=np.float64)
+        g = self.sigma_time * amp * np.cos(t[:, None] * nu + phase_time).sum(axis=1)
+        return f + g
+
     def _log_scales(self, views: np.ndarray, fov: float, rng: np.random.Generator) -> np.ndarray:
+        if self.drift == "smooth":
+            return self._smooth_log_scales(views, rng)
         eps = rng.normal(size=len(views))
         sigma = np.empty(len(views))
         sigma[0] = self.sigma_min if self.drift == "window" else self.sigma_max
