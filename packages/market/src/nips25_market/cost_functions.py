@@ -131,10 +131,11 @@ class CostFunctionMarket:
         r"""A myopic trader's best bundle :math:`\arg\max_r \langle \mu, r\rangle - \mathrm{quote}(q, r)`."""
         raise NotImplementedError
 
-    def path_payments(self, q: jax.Array, trades: jax.Array) -> jax.Array:
+    def path_payments(self, q: jax.Array, trades: jax.Array, prices: jax.Array | None = None) -> jax.Array:
         """Payments along a path: ``(T+1, n)`` states with ``q[t+1] = q[t] + trades[t]`` -> ``(T,)`` quotes.
 
-        The default quotes every trade at its state (one batched :meth:`quote`); a DCFMM telescopes its cost.
+        The default quotes every trade at its state (one batched :meth:`quote`); a DCFMM telescopes its cost; the
+        SQPM reuses ``prices`` (``(T+1, n)``, :meth:`price` of ``q``) when given.
         """
         return self.quote(q[..., :-1, :], trades)
 
@@ -200,7 +201,7 @@ class DCFMM(CostFunctionMarket):
         r = self._q(r, "r")
         return self.cost(q + r) - self.cost(q)
 
-    def path_payments(self, q: jax.Array, trades: jax.Array) -> jax.Array:
+    def path_payments(self, q: jax.Array, trades: jax.Array, prices: jax.Array | None = None) -> jax.Array:
         """Payments along a path of states: :math:`C(q_{t+1}) - C(q_t)`, one cost evaluation per state."""
         c = self.cost(q)
         return c[..., 1:] - c[..., :-1]

@@ -28,7 +28,8 @@ __all__ = ["Trace", "realized_loss", "replay", "replay_batch", "simulate", "simu
 def _replay(mm: CostFunctionMarket, trades: jax.Array, q0: jax.Array) -> Trace:
     # Fixed bundles need no sequential loop: the states are a prefix sum and the payments one batched evaluation.
     q = jnp.concatenate([q0[None], q0 + jnp.cumsum(trades, axis=0)])
-    return Trace(q=q, prices=mm.price(q), trades=trades, payments=mm.path_payments(q, trades))
+    prices = mm.price(q)
+    return Trace(q=q, prices=prices, trades=trades, payments=mm.path_payments(q, trades, prices))
 
 
 @jax.jit

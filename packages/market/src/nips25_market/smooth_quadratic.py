@@ -146,6 +146,12 @@ class SmoothQuadratic(CostFunctionMarket):
         r = self._q(r, "r")
         return jnp.sum(self.price(q) * r, axis=-1) + self.fee(r)
 
+    def path_payments(self, q: jax.Array, trades: jax.Array, prices: jax.Array | None = None) -> jax.Array:
+        r"""Payments along a path, :math:`\langle p(q_t), r_t\rangle + \mathrm{fee}(r_t)`, reusing ``prices``."""
+        if prices is None:
+            return super().path_payments(q, trades)
+        return jnp.sum(prices[..., :-1, :] * trades, axis=-1) + self.fee(trades)
+
     def bregman(self, q: jax.Array, r: jax.Array) -> jax.Array:
         """The base's Bregman charge :math:`D_C(q+r, q)`, which the fee upper-bounds."""
         return self.base.bregman(q, r)
