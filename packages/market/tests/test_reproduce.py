@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from nips25_market.cli import main
 from nips25_market.reproduce import _random_sequences, reproduce
 
@@ -53,3 +54,28 @@ def test_cli_run_prints_the_own_traders_scores(capsys):
         assert f" {_log_score(r['log_score'])} " in rows[m] and cells[-2] == f"{r['brier']:.4f}"
         assert cells[-1] == f"{r['called']}/5"
     assert _log_score(float("-inf")) == "-inf (a price of 0)" and _log_score(-0.35221) == "-0.3522"
+
+
+def test_contraction_bounds_known_values():
+    """Uniform belief: lambda_2 = 1/n, so the l2 rate is 1 - 2/n; l-inf on n = 2 converges in one step (rate 0)."""
+    from nips25_market.reproduce import contraction_bounds, tail_rate
+
+    b5 = contraction_bounds(np.full(5, 0.2))
+    assert b5["l2 exact"] == b5["l2"] == pytest.approx(0.6, abs=1e-12)
+    assert b5["buy-only"] == pytest.approx(1 - 0.4 / 16, abs=1e-12)
+    assert b5["linf"] == pytest.approx(1 - 4 / 10, abs=1e-12)  # Sigma^+ = n (I - 11^T/n): a^T Sigma^+ a = 2n
+    assert contraction_bounds(np.array([0.5, 0.5]))["linf"] == pytest.approx(0.0, abs=1e-12)
+    skew = contraction_bounds(np.array([0.01, 0.49, 0.5]))
+    assert 0.97 < skew["l2"] < 0.99  # lambda_2 close to the small entry: slow
+    assert tail_rate(0.5 ** np.arange(40), 1e-300) == pytest.approx(0.5, rel=1e-12)
+    assert tail_rate(np.array([1.0, 1e-20, 0.0]), 1e-12) == 0.0
+
+
+def test_l2_price_error_follows_linearised_rate():
+    """The measured tail rate of the l2 price error equals 1 - 2 lambda_2 (the claim's exact-rate check)."""
+    from nips25_market import LMSR, SmoothQuadratic, simulate
+    from nips25_market.reproduce import contraction_bounds, tail_rate
+
+    mu = np.array([0.05, 0.15, 0.3, 0.5])
+    err = np.max(np.abs(np.asarray(simulate(SmoothQuadratic(LMSR(4, b=3.0)), np.tile(mu, (300, 1))).prices) - mu), 1)
+    assert tail_rate(err, 1e-12) == pytest.approx(contraction_bounds(mu)["l2 exact"], rel=1e-3)

@@ -8,14 +8,17 @@ a Bregman divergence, :math:`C(q+r) - C(q) = \langle p(q), r\rangle + D_C(q + r,
 Quadratic Prediction Market (:mod:`nips25_market.smooth_quadratic`) starts from.
 
 Every method is a pure JAX function of the state: ``jit``- and ``vmap``-clean; float64 when
-``jax_enable_x64`` is on, which importing the package does not do (:mod:`nips25_market.precision`).
+``jax_enable_x64`` is on, which importing the package does not do (:mod:`nips25_market.precision`). The markets
+are JAX pytrees (``b`` a leaf, ``n`` static), so they pass through ``jax.jit`` as arguments and ``jax.vmap`` maps
+over their liquidity: ``jax.vmap(lambda b: LMSR(4, b=b).cost(q))(bs)``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -25,10 +28,34 @@ from nips25_market._checks import as_vector, check_positive, check_simplex
 from nips25_market.precision import warn_if_float32
 from nips25_market.trace import Trace, realized_loss
 
-__all__ = ["DCFMM", "LMSR", "CostFunctionMarket", "Norm", "QuadraticDCFMM", "project_simplex"]
+__all__ = ["DCFMM", "LMSR", "CostFunctionMarket", "Norm", "QuadraticDCFMM", "project_simplex", "register_pytree"]
 
 Norm = Literal["l2", "linf"]
 _NORMS = ("l2", "linf")
+_C = TypeVar("_C", bound=type)
+
+
+def register_pytree(data: Sequence[str], meta: Sequence[str]) -> Any:
+    """Class decorator: register a frozen dataclass as a JAX pytree with ``data`` fields as leaves.
+
+    ``meta`` fields are static (hashable, part of the tree structure). Unflattening bypasses ``__init__`` (and so
+    ``__post_init__``'s checks), since JAX rebuilds trees with tracers or placeholders as leaves.
+    """
+
+    def wrap(cls: _C) -> _C:
+        def flatten(obj: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+            return tuple(getattr(obj, f) for f in data), tuple(getattr(obj, f) for f in meta)
+
+        def unflatten(aux: tuple[Any, ...], children: Any) -> Any:
+            obj: Any = object.__new__(cls)
+            for name, value in (*zip(meta, aux), *zip(data, children)):
+                object.__setattr__(obj, name, value)
+            return obj
+
+        jax.tree_util.register_pytree_node(cls, flatten, unflatten)
+        return cls
+
+    return wrap
 
 
 def _check_n(n: object) -> int:
@@ -104,6 +131,14 @@ class CostFunctionMarket:
         r"""A myopic trader's best bundle :math:`\arg\max_r \langle \mu, r\rangle - \mathrm{quote}(q, r)`."""
         raise NotImplementedError
 
+    def path_payments(self, q: jax.Array, trades: jax.Array, prices: jax.Array | None = None) -> jax.Array:
+        """Payments along a path: ``(T+1, n)`` states with ``q[t+1] = q[t] + trades[t]`` -> ``(T,)`` quotes.
+
+        The default quotes every trade at its state (one batched :meth:`quote`); a DCFMM telescopes its cost; the
+        SQPM reuses ``prices`` (``(T+1, n)``, :meth:`price` of ``q``) when given.
+        """
+        return self.quote(q[..., :-1, :], trades)
+
     def _q(self, q: jax.Array, name: str = "q") -> jax.Array:
         return as_vector(q, name, self.n)
 
@@ -127,7 +162,7 @@ class CostFunctionMarket:
         r = self._q(r, "r")
         return q + r, self.quote(q, r)
 
-    def realized_loss(self, trace: Trace, outcome: int) -> float:
+    def realized_loss(self, trace: Trace, outcome: Any) -> jax.Array:
         """Market maker's loss on ``trace`` once ``outcome`` occurs (see :func:`nips25_market.realized_loss`)."""
         return realized_loss(trace, outcome)
 
@@ -135,7 +170,7 @@ class CostFunctionMarket:
 class DCFMM(CostFunctionMarket):
     r"""A duality-based cost-function market maker: quote :math:`C(q+r) - C(q)`, price :math:`\nabla C(q)`."""
 
-    b: float
+    b: Any
 
     def regularizer(self, mu: jax.Array) -> jax.Array:
         r"""The convex conjugate :math:`R(\mu)` on the simplex; ``(..., n) -> (...)``."""
@@ -145,7 +180,7 @@ class DCFMM(CostFunctionMarket):
         r"""A state :math:`q` with :math:`p(q) = \mu` (a subgradient of :math:`R` at :math:`\mu`)."""
         raise NotImplementedError
 
-    def smoothness(self, norm: Norm = "l2") -> float:
+    def smoothness(self, norm: Norm = "l2") -> Any:
         r"""Smoothness constant :math:`L` of :math:`C` in ``norm``: :math:`D_C(q+r, q) \le \frac{L}{2}\|r\|^2`."""
         raise NotImplementedError
 
@@ -165,6 +200,11 @@ class DCFMM(CostFunctionMarket):
         q = self._q(q)
         r = self._q(r, "r")
         return self.cost(q + r) - self.cost(q)
+
+    def path_payments(self, q: jax.Array, trades: jax.Array, prices: jax.Array | None = None) -> jax.Array:
+        """Payments along a path of states: :math:`C(q_{t+1}) - C(q_t)`, one cost evaluation per state."""
+        c = self.cost(q)
+        return c[..., 1:] - c[..., :-1]
 
     def bregman(self, q: jax.Array, r: jax.Array) -> jax.Array:
         r"""Bregman part of the payment, :math:`D_C(q + r, q) = C(q+r) - C(q) - \langle p(q), r \rangle \ge 0`.
@@ -204,7 +244,8 @@ class DCFMM(CostFunctionMarket):
         return r
 
 
-@dataclass(frozen=True)
+@register_pytree(data=("b",), meta=("n",))
+@dataclass(frozen=True, eq=False)
 class LMSR(DCFMM):
     r"""Hanson's logarithmic market scoring rule as a DCFMM.
 
@@ -213,7 +254,8 @@ class LMSR(DCFMM):
 
     Args:
         n: number of outcomes, ``>= 2``.
-        b: liquidity, ``> 0`` (currency units; larger means smaller price impact and larger worst-case loss).
+        b: liquidity, ``> 0`` (currency units; larger means smaller price impact and larger worst-case loss): a
+            Python/numpy real or a 0-d JAX array; a traced ``b`` (``jax.vmap`` over liquidity) is accepted unchecked.
 
     Example:
         >>> mm = LMSR(4, b=10.0)
@@ -222,7 +264,7 @@ class LMSR(DCFMM):
     """
 
     n: int
-    b: float = 1.0
+    b: Any = 1.0
 
     def __post_init__(self) -> None:
         _check_n(self.n)
@@ -257,19 +299,20 @@ class LMSR(DCFMM):
         mu = self._mu(mu)
         return self.b * jnp.log(jnp.maximum(mu, jnp.finfo(jnp.float64).tiny))
 
-    def smoothness(self, norm: Norm = "l2") -> float:
+    def smoothness(self, norm: Norm = "l2") -> Any:
         r"""Smoothness of LMSR's cost: :math:`1/b` in ℓ∞, :math:`1/(2b)` in ℓ2.
 
         The ℓ2 constant follows from :math:`\lambda_{\max}(\mathrm{diag}\,p - pp^\top) \le 1/2`.
         """
         return 0.5 / self.b if _check_norm(norm) == "l2" else 1.0 / self.b
 
-    def worst_case_loss(self) -> float:
+    def worst_case_loss(self) -> Any:
         """:math:`b \\ln n` (attained as one outcome is bought without bound and then occurs)."""
         return self.b * math.log(self.n)
 
 
-@dataclass(frozen=True)
+@register_pytree(data=("b",), meta=("n",))
+@dataclass(frozen=True, eq=False)
 class QuadraticDCFMM(DCFMM):
     r"""The quadratic-scoring-rule DCFMM.
 
@@ -286,7 +329,7 @@ class QuadraticDCFMM(DCFMM):
     """
 
     n: int
-    b: float = 1.0
+    b: Any = 1.0
 
     def __post_init__(self) -> None:
         _check_n(self.n)
@@ -321,13 +364,13 @@ class QuadraticDCFMM(DCFMM):
         """
         return self.b * self._mu(mu)
 
-    def smoothness(self, norm: Norm = "l2") -> float:
+    def smoothness(self, norm: Norm = "l2") -> Any:
         r"""Smoothness of the quadratic cost: :math:`1/b` in ℓ2 (:math:`\Pi_\Delta` is 1-Lipschitz), :math:`n/b` in ℓ∞.
 
         The ℓ∞ constant follows from :math:`\|r\|_2^2 \le n\|r\|_\infty^2` (valid, not claimed tight).
         """
         return 1.0 / self.b if _check_norm(norm) == "l2" else self.n / self.b
 
-    def worst_case_loss(self) -> float:
+    def worst_case_loss(self) -> Any:
         """:math:`\\frac{b}{2}(1 - 1/n)`: :math:`R` at a vertex minus :math:`R` at the uniform distribution."""
         return 0.5 * self.b * (1.0 - 1.0 / self.n)

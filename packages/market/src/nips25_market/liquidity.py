@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
 
 from nips25_market._checks import as_vector, check_positive, check_simplex
-from nips25_market.cost_functions import DCFMM, LMSR, QuadraticDCFMM
+from nips25_market.cost_functions import DCFMM, LMSR, QuadraticDCFMM, register_pytree
 from nips25_market.trace import Trace
 
 __all__ = ["VolumeLiquidity", "b_for_loss_budget", "simulate_adaptive"]
@@ -57,17 +56,24 @@ def b_for_loss_budget(n: int, budget: float, *, market: Literal["lmsr", "quadrat
     raise ValueError(f"market must be 'lmsr' or 'quadratic', got {market!r}")
 
 
-@dataclass(frozen=True)
+@register_pytree(data=("b0", "alpha"), meta=())
+@dataclass(frozen=True, eq=False)
 class VolumeLiquidity:
     r"""Liquidity schedule :math:`b_t = b_0 + \alpha V_t` with :math:`V_t` the volume traded before trade :math:`t`.
+
+    A JAX pytree: ``b0`` and ``alpha`` may be traced (``jax.vmap`` over a liquidity sweep).
 
     Args:
         b0: initial liquidity (``> 0``).
         alpha: growth per unit of volume, :math:`\|r\|_1` (``>= 0``; 0 gives a constant :math:`b`).
+
+    Example:
+        >>> float(VolumeLiquidity(b0=10.0, alpha=0.5)(4.0))
+        12.0
     """
 
-    b0: float = 1.0
-    alpha: float = 0.0
+    b0: Any = 1.0
+    alpha: Any = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "b0", check_positive(self.b0, "b0"))
@@ -75,10 +81,10 @@ class VolumeLiquidity:
 
     def __call__(self, volume: jax.Array) -> jax.Array:
         """:math:`b` after ``volume`` shares have traded."""
-        return self.b0 + self.alpha * volume
+        return self.b0 + self.alpha * jnp.asarray(volume)
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@jax.jit
 def _adaptive(unit: DCFMM, schedule: VolumeLiquidity, beliefs: jax.Array) -> tuple[Trace, jax.Array]:
     n = unit.n
     l1 = unit.smoothness("l2")

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
 
-from nips25_market._checks import check_positive
-from nips25_market.cost_functions import DCFMM, CostFunctionMarket, Norm, _check_norm
+from nips25_market._checks import check_positive, is_traced
+from nips25_market.cost_functions import DCFMM, CostFunctionMarket, Norm, _check_norm, register_pytree
 
 __all__ = ["FeeOn", "SmoothQuadratic"]
 
@@ -30,7 +30,8 @@ FeeOn = Literal["bundle", "zero_sum"]
 _FEE_ON = ("bundle", "zero_sum")
 
 
-@dataclass(frozen=True)
+@register_pytree(data=("base", "L"), meta=("norm", "fee_on", "n"))
+@dataclass(frozen=True, eq=False)
 class SmoothQuadratic(CostFunctionMarket):
     r"""Smooth Quadratic Prediction Market over a DCFMM ``base`` (Nueve & Waggoner 2025, Sec. 3).
 
@@ -46,7 +47,7 @@ class SmoothQuadratic(CostFunctionMarket):
         L: smoothness constant of :math:`C` in ``norm``; ``None`` takes the base's tight bound
             (LMSR: :math:`1/(2b)` in ℓ2, :math:`1/b` in ℓ∞; quadratic: :math:`1/b` in ℓ2, :math:`n/b` in ℓ∞).
             A smaller ``L`` than the base's bound voids the revenue guarantee (a ``UserWarning`` says so); a larger one
-            is allowed.
+            is allowed. A 0-d JAX array or a tracer is accepted (unchecked when traced), as for the base's ``b``.
         norm: ``"l2"`` (steepest descent is gradient descent) or ``"linf"`` (sign-gradient steps).
         fee_on: ``"bundle"`` (fee on :math:`\|r\|`, the brief's reading) or ``"zero_sum"`` (fee on the zero-sum part,
             which restores translation invariance :math:`\mathrm{quote}(q, r + c\mathbf 1) = \mathrm{quote}(q, r) + c`);
@@ -72,7 +73,7 @@ class SmoothQuadratic(CostFunctionMarket):
     """
 
     base: DCFMM
-    L: float | None = None
+    L: Any = None
     norm: Norm = "l2"
     fee_on: FeeOn = "bundle"
     n: int = field(init=False)
@@ -87,18 +88,19 @@ class SmoothQuadratic(CostFunctionMarket):
             raise ValueError("fee_on='zero_sum' is implemented for norm='l2' only")
         bound = self.base.smoothness(self.norm)
         L = bound if self.L is None else check_positive(self.L, "L")
-        if bound > L:
+        if not (is_traced(bound) or is_traced(L)) and bool(bound > L):
             warnings.warn(
-                f"L={L:g} is below the base market's smoothness constant {bound:g} ({self.norm}): the fee can fall "
-                "below the base's Bregman charge, so the SQPM's revenue guarantee over the DCFMM no longer holds",
+                f"L={float(L):g} is below the base market's smoothness constant {float(bound):g} ({self.norm}): "
+                "the fee can fall below the base's Bregman charge, so the SQPM's revenue guarantee over the DCFMM no "
+                "longer holds",
                 UserWarning,
                 stacklevel=3,
             )
-        object.__setattr__(self, "L", float(L))
+        object.__setattr__(self, "L", L if isinstance(L, jax.Array) else float(L))
         object.__setattr__(self, "n", self.base.n)
 
     @property
-    def smoothness_constant(self) -> float:
+    def smoothness_constant(self) -> Any:
         """The :math:`L` in use (the base's bound when none was given)."""
         assert self.L is not None
         return self.L
@@ -144,11 +146,17 @@ class SmoothQuadratic(CostFunctionMarket):
         r = self._q(r, "r")
         return jnp.sum(self.price(q) * r, axis=-1) + self.fee(r)
 
+    def path_payments(self, q: jax.Array, trades: jax.Array, prices: jax.Array | None = None) -> jax.Array:
+        r"""Payments along a path, :math:`\langle p(q_t), r_t\rangle + \mathrm{fee}(r_t)`, reusing ``prices``."""
+        if prices is None:
+            return super().path_payments(q, trades)
+        return jnp.sum(prices[..., :-1, :] * trades, axis=-1) + self.fee(trades)
+
     def bregman(self, q: jax.Array, r: jax.Array) -> jax.Array:
         """The base's Bregman charge :math:`D_C(q+r, q)`, which the fee upper-bounds."""
         return self.base.bregman(q, r)
 
-    def worst_case_loss(self) -> float:
+    def worst_case_loss(self) -> Any:
         r"""Upper bound on the loss: the base's worst case (:math:`b\ln n` for LMSR).
 
         Every SQPM payment is at least the DCFMM payment, so the loss on any sequence is at most the DCFMM's on the
