@@ -10,13 +10,14 @@ from nips25_conformal.reproduce import ExperimentConfig, reproduce, run_experime
 
 
 def test_reproduce_tiny_report_structure(tmp_path):
-    """The tiny profile returns seven computed claims (three per dataset, then the stress case) and its figure."""
+    """The tiny profile returns eight computed claims (three per dataset, then the two stress cases) and its figure."""
     pytest.importorskip("sktime")
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     assert report.package == "conformal" and report.profile == "tiny"
     assert [c.id for c in report.claims] == [
         *(f"{k}-{d}" for d in ("japanese_vowels", "digits") for k in ("coverage", "size-shrinks", "majority-refined")),
         "aggregate-then-calibrate-correlated-views",
+        "aggregate-then-calibrate-frames-as-views",
     ]
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.measured
@@ -95,4 +96,19 @@ def test_report_json_roundtrip(tmp_path):
 
     run_reproduce(reproduce, Args())  # type: ignore[arg-type]
     data = json.loads((tmp_path / "results.json").read_text())
-    assert len(data["claims"]) == 7 and all("criterion" in c for c in data["claims"])
+    assert len(data["claims"]) == 8 and all("criterion" in c for c in data["claims"])
+
+
+def test_frames_as_views_shapes_and_determinism():
+    """Frames of one utterance as views: per-split, per-class coverage in [0, 1] for both arms, same under a seed."""
+    pytest.importorskip("sktime")
+    from nips25_conformal.reproduce import run_frames_as_views
+
+    config = ExperimentConfig("japanese_vowels", n_train=10, n_cal=25, n_splits=2, instances_per_class=4, n_mc=500)
+    a, b = run_frames_as_views(config, seed=1), run_frames_as_views(config, seed=1)
+    assert sorted(a) == [3, 5]
+    for m, arms in a.items():
+        for arm in ("sum", "aggregate_then_calibrate"):
+            assert arms[arm].shape == (2, 9)
+            assert np.all((arms[arm] >= 0) & (arms[arm] <= 1))
+            np.testing.assert_array_equal(arms[arm], b[m][arm])
