@@ -50,6 +50,11 @@ def random_claws(key: jax.Array, n_kc: int, n_pn: int, claws: int) -> jax.Array:
 
     Raises:
         ValueError: if a size is out of range.
+
+    Example:
+        >>> import jax
+        >>> random_claws(jax.random.key(0), 3, 5, 2).sum(axis=1).tolist()
+        [2.0, 2.0, 2.0]
     """
     _check_key(key)
     n_kc, n_pn, claws = _check_int(n_kc, "n_kc"), _check_int(n_pn, "n_pn"), _check_int(claws, "claws")
@@ -200,6 +205,18 @@ def simulate(
 
     References:
         Li, Yu, Yu & Zang, "Seemingly Redundant Modules Enhance Robust Odor Learning in Fruit Flies", NeurIPS 2025.
+
+    Example:
+        One KC held at twice threshold (111.96 Hz in continuous time) for 100 ms, without and with adaptation:
+
+        >>> import jax, jax.numpy as jnp
+        >>> from dataclasses import replace
+        >>> c = Circuit(jnp.ones((1, 1)), li=False, sfa=False, params=CircuitParams(w_pn=0.02, window=0.1))
+        >>> simulate(c, [[100.0]], noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0)).tolist()
+        [[[11.0]]]
+        >>> adapting = Circuit(c.connectivity, sfa=True, li=False, params=replace(c.params, g_sfa=0.3))
+        >>> simulate(adapting, [[100.0]], noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0)).tolist()
+        [[[7.0]]]
     """
     rates = pn_rates if isinstance(pn_rates, jax.Array) else jnp.asarray(np.asarray(pn_rates, dtype=np.float32))
     if not (jnp.issubdtype(rates.dtype, jnp.floating) or jnp.issubdtype(rates.dtype, jnp.integer)):

@@ -93,6 +93,14 @@ def fit_readout(counts: ArrayLike, labels: ArrayLike, *, kind: ReadoutKind = "mb
 
     Raises:
         ValueError: on malformed inputs or an unknown ``kind``.
+
+    Example:
+        >>> x = [[4.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, 3.0]]
+        >>> r = fit_readout(x, [0, 0, 1, 1], kind="mbon")
+        >>> r.model.tolist()  # mean count per odour minus the mean over odours
+        [[1.5, -1.0], [-1.5, 1.0]]
+        >>> r.predict([[1.0, 0.0], [0.0, 5.0]]).tolist()
+        [0, 1]
     """
     if kind not in READOUTS:
         raise ValueError(f"kind must be one of {READOUTS}, got {kind!r}")
