@@ -25,7 +25,7 @@ from nips25_olfaction import Circuit, CircuitParams, OUNoise, olsen_pn, simulate
 
 from nips25_shared.bench import median_seconds, peak_rss_mib
 
-N_KC, N_ODORS, N_TRIALS, REPEATS = 2000, 8, 8, 5
+N_KC, N_ODORS, N_TRIALS, REPEATS = 2000, 4, 4, 5
 SIGMA, TAU_NOISE = 20.0, 20e-3
 
 
@@ -147,7 +147,7 @@ def main() -> None:
         t0 = time.perf_counter()
         run, counts = brian2_network(conn, rates, p, SIGMA, seed=0)
         build_s = time.perf_counter() - t0
-        t_brian = median_seconds(run, repeats=3)
+        t_brian = median_seconds(run, repeats=2, warmup=1)
         ours_mean = float(np.asarray(ref).mean()) / p.window
         print(f"brian2 (numpy):      {work / t_brian:,.0f} neuron-s/s (median {t_brian:.3f} s; build {build_s:.2f} s)")
         print(f"mean KC rate: ours {ours_mean:.2f} Hz, brian2 {counts().mean() / p.window:.2f} Hz (same network)")
