@@ -165,14 +165,15 @@ def calibrate_matched(
     goal = targets.active_li
     out: dict[str, CircuitParams] = {}
     for condition in CONDITIONS:
+
+        def reached_at(w: float, condition: str = condition) -> float:
+            field = "w_li" if "LI" in condition else "w_pn"
+            return active(replace(native, **{field: w}), condition)
+
         if "LI" in condition:
-            w = _bisect(lambda w, c=condition: active(replace(native, w_li=w), c), 0.0, 1.0, goal, increasing=False)
-            params = replace(native, w_li=w)
+            params = replace(native, w_li=_bisect(reached_at, 0.0, 1.0, goal, increasing=False))
         else:
-            w = _bisect(
-                lambda w, c=condition: active(replace(native, w_pn=w), c), 0.0, native.w_pn, goal, increasing=True
-            )
-            params = replace(native, w_pn=w)
+            params = replace(native, w_pn=_bisect(reached_at, 0.0, native.w_pn, goal, increasing=True))
         reached = active(params, condition)
         if abs(reached - goal) > tolerance:
             raise ValueError(f"condition {condition!r} cannot reach {goal:.0%} active KCs (reached {reached:.1%})")

@@ -23,7 +23,7 @@ from nips25_olfaction.experiments.controls import gain_jittered, onset_then_comm
 from nips25_olfaction.noise import OUNoise, WhiteNoise
 from nips25_olfaction.odors import hard_subset, load_hallem, olsen_pn, synthetic_odors
 from nips25_olfaction.params import CONDITIONS, CircuitParams
-from nips25_olfaction.readout import accuracy
+from nips25_olfaction.readout import ReadoutKind, accuracy
 from nips25_olfaction.sparseness import active_fraction
 from nips25_olfaction.sweep import SweepResult, sweep
 from nips25_shared import Claim, Report, get_logger
@@ -59,7 +59,7 @@ PROFILES = {
     "paper": Profile(2000, 110, 0, LEVELS, 10, 20, 20, 0.2, 16, 40),
 }
 READOUTS = ("mbon", "mbon_binary", "centroid")
-PRIMARY = ("matched", "mbon")  # calibration arm and readout that carry the claims
+PRIMARY: tuple[str, ReadoutKind] = ("matched", "mbon")  # calibration arm and readout that carry the claims
 OLD_DESIGN = ("native", "mbon_binary")  # the 0.1.0 design, reported beside the new one
 # Criteria, fixed before any run: a difference "holds" when its mean over seeds exceeds one standard error of the
 # paired difference (and is > 0); a level where any condition's mean accuracy is within SATURATION of 1.0 or of
