@@ -113,3 +113,33 @@ def test_bad_wiring_and_condition():
         Circuit(np.full((2, 2), 0.5))
     with pytest.raises(ValueError, match="condition"):
         Circuit.random(jax.random.key(0), n_pn=4, n_kc=3, claws=2).with_condition("APL")
+
+
+def test_time_varying_drive_equals_constant_and_onset_matters(odors):
+    """A (K, T, n_pn) drive that is constant in time equals the (K, n_pn) drive; an input switched off after the
+    onset gives fewer spikes."""
+    c = Circuit.random(jax.random.key(1), n_pn=24, n_kc=80, params=PARAMS)
+    const = simulate(c, odors, noise=OUNoise(5.0), n_trials=2, key=jax.random.key(0))
+    steps = np.broadcast_to(odors[:, None, :], (odors.shape[0], PARAMS.n_steps, 24))
+    np.testing.assert_array_equal(simulate(c, steps, noise=OUNoise(5.0), n_trials=2, key=jax.random.key(0)), const)
+    pulse = steps.copy()
+    pulse[:, PARAMS.n_steps // 4 :] = 0.0
+    assert float(simulate(c, pulse, noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0)).sum()) < float(
+        const.sum()
+    )
+    with pytest.raises(ValueError, match="T="):
+        simulate(c, steps[:, :3], noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0))
+
+
+def test_matched_calibration_equalises_sparseness(odors):
+    """calibrate_matched: every condition reaches the same active fraction (within tolerance) on its odours."""
+    from nips25_olfaction import calibrate_matched
+
+    c = Circuit.random(jax.random.key(2), n_pn=24, n_kc=200, params=PARAMS)
+    matched = calibrate_matched(odors, c, tolerance=0.02)
+    for cond, p in matched.items():
+        counts = simulate(
+            replace(c, params=p).with_condition(cond), odors, noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0)
+        )
+        assert abs(float(np.mean(np.asarray(counts) > 0)) - 0.10) <= 0.02, cond
+    assert matched["LI+SFA"].w_li >= matched["LI"].w_li  # SFA lowers the rate, so LI+SFA needs more inhibition

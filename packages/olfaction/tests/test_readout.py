@@ -81,7 +81,7 @@ def test_noise_free_accuracy_is_one_on_distinct_odors():
             simulate(c.with_condition(cond), odors, noise=WhiteNoise(0.0), n_trials=4, key=jax.random.key(0))
         )
         y = np.repeat(np.arange(5), 2)
-        for kind in ("mbon", "centroid", "logistic"):
+        for kind in ("mbon", "mbon_binary", "centroid", "logistic"):
             acc = accuracy(counts[:, :2].reshape(-1, 300), y, counts[:, 2:].reshape(-1, 300), y, kind=kind)
             assert acc == 1.0, (cond, kind)
 
@@ -146,3 +146,35 @@ def test_review_findings_bad_input():
     with pytest.raises(TypeError, match="key"):
         simulate(circuit, np.full((1, 4), 50.0), noise=WhiteNoise(0.0), n_trials=1, key=0)
     assert round(lif_rate(2.0, CircuitParams()), 2) == 111.96  # the docstring's example
+
+
+def test_count_readout_sees_sfa_binary_readout_cannot():
+    """SFA is spike-triggered: with the same key the binary code under SFA equals "none" bit for bit (so the binary
+    MBON readout is blind to it), while the spike counts, which the count MBON reads, differ."""
+    odors = olsen_pn(synthetic_odors(np.random.default_rng(3), 4))
+    c = Circuit.random(jax.random.key(0), n_pn=24, n_kc=200, params=CircuitParams(window=0.05, w_pn=4e-3, g_sfa=0.3))
+    none, sfa = (
+        np.asarray(simulate(c.with_condition(k), odors, noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0)))
+        for k in ("none", "SFA")
+    )
+    np.testing.assert_array_equal(none > 0, sfa > 0)
+    assert sfa.sum() < none.sum()
+
+
+def test_mbon_count_rule_hand_value():
+    """w_c = mean count on class c minus the mean over classes; drive = w_c . n (hand-computed 2-KC example)."""
+    x = np.array([[4.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, 3.0]])
+    y = np.array([0, 0, 1, 1])
+    r = fit_readout(x, y, kind="mbon")
+    np.testing.assert_allclose(r.model, [[1.5, -1.0], [-1.5, 1.0]])
+    # binary rule: P(active | c) - P(active): the same signs, magnitudes 0.5
+    np.testing.assert_allclose(fit_readout(x, y, kind="mbon_binary").model, [[0.5, -0.5], [-0.5, 0.5]])
+    np.testing.assert_array_equal(r.predict([[1.0, 0.0], [0.0, 5.0]]), [0, 1])
+
+
+def test_ties_are_broken_at_random_not_by_class_order():
+    """A silent trial drives every MBON equally: its predicted class is drawn at random, not always class 0."""
+    x = np.vstack([np.eye(4), np.eye(4)])
+    y = np.tile(np.arange(4), 2)
+    pred = fit_readout(x, y, kind="mbon").predict(np.zeros((200, 4)))
+    assert len(set(pred.tolist())) == 4

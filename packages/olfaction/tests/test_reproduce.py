@@ -12,7 +12,17 @@ from nips25_shared import write_report
 def test_reproduce_tiny(tmp_path):
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     ids = {c.id for c in report.claims}
-    assert {"sparse-with-li", "li-helps-then-fades-mbon", "sfa-helps-everywhere-centroid", "li-sfa-best-mbon"} <= ids
+    assert {
+        "sparse-with-li",
+        "li-helps-then-fades",
+        "sfa-helps-everywhere",
+        "li-sfa-best",
+        "control-li",
+        "control-sfa",
+        "control-combined",
+        "li-helps-then-fades@native-mbon_binary",
+        "sfa-helps-everywhere@native-mbon_binary",
+    } <= ids
     for claim in report.claims:
         assert isinstance(claim.holds, bool)
         assert claim.criterion
@@ -20,6 +30,8 @@ def test_reproduce_tiny(tmp_path):
     write_report(report, tmp_path)
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["package"] == "olfaction"
+    assert set(data["config"]["matched"]) == {"none", "LI", "SFA", "LI+SFA"}
+    assert "matched" in report.notes and "native" in report.notes  # both calibration arms reported
     assert (tmp_path / "accuracy_vs_noise.png").stat().st_size > 0
     again = reproduce(profile="tiny", seed=0, out_dir=tmp_path / "again")
     assert [c.measured for c in again.claims] == [c.measured for c in report.claims]

@@ -5,7 +5,7 @@ Flies", NeurIPS 2025 (arXiv:2510.21315).
 
 from importlib.metadata import PackageNotFoundError, version
 
-from nips25_olfaction.calibration import CalibrationTargets, calibrate, sfa_gain_for_ratio
+from nips25_olfaction.calibration import CalibrationTargets, calibrate, calibrate_matched, sfa_gain_for_ratio
 from nips25_olfaction.circuit import Circuit, random_claws, simulate
 from nips25_olfaction.flyhash import kwta_hash
 from nips25_olfaction.lif import lif_rate, lif_v_inf
@@ -15,7 +15,7 @@ from nips25_olfaction.params import CONDITIONS, CircuitParams
 from nips25_olfaction.readout import Readout, accuracy, fit_readout
 from nips25_olfaction.reproduce import reproduce
 from nips25_olfaction.sparseness import active_fraction, overlap, sparseness
-from nips25_olfaction.sweep import SweepResult, sweep
+from nips25_olfaction.sweep import SweepResult, simulate_noise_levels, sweep
 
 try:
     __version__ = version("nips25-olfaction")
@@ -35,6 +35,7 @@ __all__ = [
     "accuracy",
     "active_fraction",
     "calibrate",
+    "calibrate_matched",
     "fit_readout",
     "hard_subset",
     "kwta_hash",
@@ -47,6 +48,7 @@ __all__ = [
     "reproduce",
     "sfa_gain_for_ratio",
     "simulate",
+    "simulate_noise_levels",
     "sparseness",
     "sweep",
     "synthetic_odors",

@@ -20,9 +20,9 @@ from numpy.typing import ArrayLike
 from nips25_olfaction.circuit import Circuit, simulate
 from nips25_olfaction.lif import lif_rate, lif_v_inf
 from nips25_olfaction.noise import WhiteNoise
-from nips25_olfaction.params import CircuitParams
+from nips25_olfaction.params import CONDITIONS, CircuitParams
 
-__all__ = ["CalibrationTargets", "calibrate", "sfa_gain_for_ratio"]
+__all__ = ["CalibrationTargets", "calibrate", "calibrate_matched", "sfa_gain_for_ratio"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,23 @@ def _bisect(
     return 0.5 * (lo + hi)
 
 
+def _active_fraction_fn(pn_rates: ArrayLike, circuit: Circuit) -> Callable[[CircuitParams, str], float]:
+    """Noise-free fraction of KCs firing >= 1 spike, as a function of (params, condition)."""
+    rates = np.asarray(pn_rates, dtype=np.float64)
+    if rates.ndim != 2 or rates.shape[0] == 0 or rates.shape[1] != circuit.n_pn:
+        raise ValueError(f"pn_rates must have shape (K >= 1, n_pn={circuit.n_pn}), got {rates.shape}")
+    if not np.all(np.isfinite(rates)) or np.any(rates < 0):
+        raise ValueError("pn_rates must be finite and >= 0 (Hz)")
+    key = jax.random.key(0)  # the calibration is noise-free: the key draws nothing that matters
+    silent = WhiteNoise(0.0)
+
+    def active(params: CircuitParams, condition: str) -> float:
+        c = replace(circuit, params=params).with_condition(condition)
+        return float(np.mean(np.asarray(simulate(c, rates, noise=silent, n_trials=1, key=key)) > 0))
+
+    return active
+
+
 def calibrate(
     pn_rates: ArrayLike,
     circuit: Circuit,
@@ -94,17 +111,7 @@ def calibrate(
             ``tolerance`` (e.g. silent odours, or too few PN inputs to activate that many KCs).
     """
     targets = targets or CalibrationTargets()
-    rates = np.asarray(pn_rates, dtype=np.float64)
-    if rates.ndim != 2 or rates.shape[0] == 0 or rates.shape[1] != circuit.n_pn:
-        raise ValueError(f"pn_rates must have shape (K >= 1, n_pn={circuit.n_pn}), got {rates.shape}")
-    if not np.all(np.isfinite(rates)) or np.any(rates < 0):
-        raise ValueError("pn_rates must be finite and >= 0 (Hz)")
-    key = jax.random.key(0)  # the calibration is noise-free: the key draws nothing that matters
-    silent = WhiteNoise(0.0)
-
-    def active(params: CircuitParams, condition: str) -> float:
-        c = replace(circuit, params=params).with_condition(condition)
-        return float(np.mean(np.asarray(simulate(c, rates, noise=silent, n_trials=1, key=key)) > 0))
+    active = _active_fraction_fn(pn_rates, circuit)
 
     p = circuit.params
     w_pn = _bisect(lambda w: active(replace(p, w_pn=w), "none"), 0.0, 0.05, targets.active_none, increasing=True)
@@ -121,3 +128,54 @@ def calibrate(
         raise ValueError(f"lateral inhibition cannot bring activity to {targets.active_li:.0%} (reached {reached:.1%})")
     g_sfa = sfa_gain_for_ratio(p, ratio=targets.sfa_rate_ratio, drive=targets.sfa_drive)
     return replace(p, w_li=w_li, g_sfa=g_sfa)
+
+
+def calibrate_matched(
+    pn_rates: ArrayLike,
+    circuit: Circuit,
+    *,
+    targets: CalibrationTargets | None = None,
+    tolerance: float = 0.02,
+) -> dict[str, CircuitParams]:
+    """Per-condition constants that give every condition the same KC sparseness (``targets.active_li`` active).
+
+    Starts from :func:`calibrate` (the native calibration: one ``w_pn`` for all, ``w_li`` set with LI alone, the
+    closed-form ``g_sfa``), then, noise-free on the calibration odours:
+
+    * ``"none"`` and ``"SFA"``: ``w_pn`` lowered until ``active_li`` of KCs respond (the feed-forward circuit made as
+      sparse by a weaker input);
+    * ``"LI"`` and ``"LI+SFA"``: ``w_li`` re-set with that condition's modules on (SFA lowers the population rate
+      and so weakens the inhibition; reusing LI's ``w_li`` would leave LI+SFA less sparse than LI).
+
+    Args:
+        pn_rates: PN rates of held-out calibration odours, shape ``(K, n_pn)``.
+        circuit: wiring and the other constants.
+        targets: the calibration principles; ``targets.active_li`` is the matched active fraction.
+        tolerance: largest accepted gap between a reached and the targeted active fraction.
+
+    Returns:
+        ``{condition: CircuitParams}`` for the four conditions of :data:`CONDITIONS`.
+
+    Raises:
+        ValueError: as :func:`calibrate`, or if a condition cannot reach the target within ``tolerance``.
+    """
+    targets = targets or CalibrationTargets()
+    native = calibrate(pn_rates, circuit, targets=targets, tolerance=tolerance)
+    active = _active_fraction_fn(pn_rates, circuit)
+    goal = targets.active_li
+    out: dict[str, CircuitParams] = {}
+    for condition in CONDITIONS:
+
+        def reached_at(w: float, condition: str = condition) -> float:
+            field = "w_li" if "LI" in condition else "w_pn"
+            return active(replace(native, **{field: w}), condition)
+
+        if "LI" in condition:
+            params = replace(native, w_li=_bisect(reached_at, 0.0, 1.0, goal, increasing=False))
+        else:
+            params = replace(native, w_pn=_bisect(reached_at, 0.0, native.w_pn, goal, increasing=True))
+        reached = active(params, condition)
+        if abs(reached - goal) > tolerance:
+            raise ValueError(f"condition {condition!r} cannot reach {goal:.0%} active KCs (reached {reached:.1%})")
+        out[condition] = params
+    return out

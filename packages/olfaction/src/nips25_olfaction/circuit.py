@@ -16,7 +16,13 @@ from numpy.typing import ArrayLike
 from nips25_olfaction.noise import Noise, OUNoise, WhiteNoise, noise_step
 from nips25_olfaction.params import CONDITIONS, CircuitParams
 
-__all__ = ["Circuit", "random_claws", "simulate"]
+__all__ = ["Circuit", "is_traced", "random_claws", "simulate"]
+
+
+def is_traced(x: object) -> bool:
+    """True for a JAX tracer (inside ``jit``/``vmap``/``grad``): value checks are skipped there, shape and dtype
+    checks are not."""
+    return isinstance(x, jax.core.Tracer)
 
 
 def _check_key(key: object) -> None:
@@ -44,6 +50,11 @@ def random_claws(key: jax.Array, n_kc: int, n_pn: int, claws: int) -> jax.Array:
 
     Raises:
         ValueError: if a size is out of range.
+
+    Example:
+        >>> import jax
+        >>> random_claws(jax.random.key(0), 3, 5, 2).sum(axis=1).tolist()
+        [2.0, 2.0, 2.0]
     """
     _check_key(key)
     n_kc, n_pn, claws = _check_int(n_kc, "n_kc"), _check_int(n_pn, "n_pn"), _check_int(claws, "claws")
@@ -73,10 +84,13 @@ class Circuit:
     params: CircuitParams = field(default_factory=CircuitParams)
 
     def __post_init__(self) -> None:
-        c = np.asarray(self.connectivity)
+        c = self.connectivity
+        if not hasattr(c, "shape") or isinstance(c, np.ndarray):
+            c = jnp.asarray(c, jnp.float32)
+            object.__setattr__(self, "connectivity", c)
         if c.ndim != 2 or c.size == 0:
             raise ValueError(f"connectivity must be a non-empty (n_kc, n_pn) matrix, got shape {c.shape}")
-        if not np.all((c == 0) | (c == 1)):
+        if not is_traced(c) and not bool(jnp.all((c == 0) | (c == 1))):
             raise ValueError("connectivity must hold only 0 and 1")
 
     @classmethod
@@ -119,7 +133,8 @@ def _trial(
     noise_decay: float,
     record_raster: bool,
 ) -> tuple[jax.Array, jax.Array]:
-    """One trial of one odour: scan over time steps. Returns (spike counts (n_kc,), raster (T, n_kc) or empty)."""
+    """One trial of one odour: scan over time steps. ``drive_pn`` is ``(n_pn,)`` (constant) or ``(T, n_pn)``.
+    Returns (spike counts (n_kc,), raster (T, n_kc) or empty)."""
     n_kc, n_pn = connectivity.shape
     decay_m = math.exp(-p.dt / p.tau_m)
     decay_li = math.exp(-p.dt / p.tau_li)
@@ -128,10 +143,12 @@ def _trial(
     key0, key_steps = jax.random.split(key)
     xi0 = sigma * jax.random.normal(key0, (n_pn,))
     keys = jax.random.split(key_steps, p.n_steps)
+    drive = jnp.broadcast_to(drive_pn, (p.n_steps, n_pn))
 
-    def step(state, k):
+    def step(state, inputs):
+        k, drive_t = inputs
         v, refr, a, z, xi, counts = state
-        pn = jnp.maximum(drive_pn + xi, 0.0)
+        pn = jnp.maximum(drive_t + xi, 0.0)
         v_inf = w_pn * (connectivity @ pn) - w_li * z - g_sfa * a
         refractory = refr > 0
         v = jnp.where(refractory, p.v_reset, v_inf + (v - v_inf) * decay_m)
@@ -147,7 +164,7 @@ def _trial(
 
     zeros = jnp.zeros(n_kc, jnp.float32)
     init = (zeros, jnp.zeros(n_kc, jnp.int32), zeros, jnp.float32(0.0), xi0, zeros)
-    (_, _, _, _, _, counts), raster = jax.lax.scan(step, init, keys)
+    (_, _, _, _, _, counts), raster = jax.lax.scan(step, init, (keys, drive))
     return counts, raster
 
 
@@ -169,7 +186,10 @@ def simulate(
 
     Args:
         circuit: wiring, modules and constants.
-        pn_rates: mean PN rates (Hz), shape ``(K, n_pn)``.
+        pn_rates: mean PN rates (Hz), shape ``(K, n_pn)`` (constant over the window), or ``(K, T, n_pn)`` with
+            ``T = params.n_steps`` for a time-varying drive (an odour onset, a pulse); float or int, any device
+            placement (a sharded array stays sharded). Traced values (``jit``/``vmap``) are accepted: then only
+            shape and dtype are checked.
         noise: :class:`WhiteNoise` or :class:`OUNoise` (``sigma`` in Hz).
         n_trials: trials per odour, ``>= 1``.
         key: JAX PRNG key for the noise (the wiring is fixed by the circuit).
@@ -185,13 +205,29 @@ def simulate(
 
     References:
         Li, Yu, Yu & Zang, "Seemingly Redundant Modules Enhance Robust Odor Learning in Fruit Flies", NeurIPS 2025.
+
+    Example:
+        One KC held at twice threshold (111.96 Hz in continuous time) for 100 ms, without and with adaptation:
+
+        >>> import jax, jax.numpy as jnp
+        >>> from dataclasses import replace
+        >>> c = Circuit(jnp.ones((1, 1)), li=False, sfa=False, params=CircuitParams(w_pn=0.02, window=0.1))
+        >>> simulate(c, [[100.0]], noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0)).tolist()
+        [[[11.0]]]
+        >>> adapting = Circuit(c.connectivity, sfa=True, li=False, params=replace(c.params, g_sfa=0.3))
+        >>> simulate(adapting, [[100.0]], noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0)).tolist()
+        [[[7.0]]]
     """
-    rates = np.asarray(pn_rates, dtype=np.float64)
-    if rates.ndim != 2 or rates.shape[0] == 0:
-        raise ValueError(f"pn_rates must have shape (K, n_pn) with K >= 1, got {rates.shape}")
-    if rates.shape[1] != circuit.n_pn:
-        raise ValueError(f"pn_rates has {rates.shape[1]} PNs, the circuit's wiring has {circuit.n_pn}")
-    if not np.all(np.isfinite(rates)) or np.any(rates < 0):
+    rates = pn_rates if isinstance(pn_rates, jax.Array) else jnp.asarray(np.asarray(pn_rates, dtype=np.float32))
+    if not (jnp.issubdtype(rates.dtype, jnp.floating) or jnp.issubdtype(rates.dtype, jnp.integer)):
+        raise TypeError(f"pn_rates must be a real array, got dtype {rates.dtype}")
+    n_steps = circuit.params.n_steps
+    if rates.ndim not in (2, 3) or rates.shape[0] == 0 or (rates.ndim == 3 and rates.shape[1] != n_steps):
+        raise ValueError(f"pn_rates must have shape (K, n_pn) or (K, T={n_steps}, n_pn) with K >= 1, got {rates.shape}")
+    if rates.shape[-1] != circuit.n_pn:
+        raise ValueError(f"pn_rates has {rates.shape[-1]} PNs, the circuit's wiring has {circuit.n_pn}")
+    rates = rates.astype(jnp.float32)
+    if not is_traced(rates) and not bool(jnp.all(jnp.isfinite(rates)) & jnp.all(rates >= 0)):
         raise ValueError("pn_rates must be finite and >= 0 (Hz)")
     if isinstance(n_trials, bool) or not isinstance(n_trials, numbers.Integral) or n_trials < 1:
         raise ValueError(f"n_trials must be an int >= 1, got {n_trials!r}")
@@ -202,16 +238,18 @@ def simulate(
     if record not in ("counts", "raster"):
         raise ValueError(f"record must be 'counts' or 'raster', got {record!r}")
     p = circuit.params
-    gains = jnp.asarray([p.w_pn, p.w_li if circuit.li else 0.0, p.g_sfa if circuit.sfa else 0.0], jnp.float32)
+    gains = jnp.stack(
+        [jnp.asarray(g, jnp.float32) for g in (p.w_pn, p.w_li if circuit.li else 0.0, p.g_sfa if circuit.sfa else 0.0)]
+    )
     # Only the time grid and the noise's memory are compiled in; gains and sigma are traced, so sweeping them
     # (calibration, noise levels) reuses one compiled program.
     structure = replace(p, w_pn=0.0, w_li=0.0, g_sfa=0.0)
     return _simulate_jit(
         circuit.connectivity,
-        jnp.asarray(rates, jnp.float32),
+        rates,
         key,
         gains,
-        jnp.float32(noise.sigma),
+        jnp.asarray(noise.sigma, jnp.float32),
         structure,
         noise.decay_over(p.dt),
         n_trials,

@@ -27,10 +27,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.add_parser("reproduce", help="run the headline experiment, write a report"), slug="olfaction"
     )
     run = sub.add_parser("run", help="print held-out accuracy for each condition and noise level")
-    run.add_argument("--noise", type=_floats, default=(0.0, 20.0, 40.0, 80.0), help="sigma list in Hz, e.g. 0,20,40")
+    run.add_argument("--noise", type=_floats, default=(10.0, 20.0, 40.0, 80.0), help="sigma list in Hz, e.g. 0,20,40")
     run.add_argument("--n-kc", type=int, default=1000)
     run.add_argument("--seeds", type=int, default=2)
-    run.add_argument("--readout", choices=("mbon", "centroid", "logistic"), default="centroid")
+    run.add_argument("--readout", choices=("mbon", "mbon_binary", "centroid", "logistic"), default="mbon")
+    run.add_argument(
+        "--calibration",
+        choices=("matched", "native"),
+        default="matched",
+        help="matched: every condition at 10%% active KCs; native: one w_pn, w_li set with LI alone (0.1.0)",
+    )
     run.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
     if args.command == "reproduce":
@@ -41,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(-args.quiet)
     import jax
 
-    from nips25_olfaction.calibration import calibrate
+    from nips25_olfaction.calibration import calibrate, calibrate_matched
     from nips25_olfaction.circuit import Circuit
     from nips25_olfaction.params import CircuitParams
     from nips25_olfaction.reproduce import PROFILES, _odors
@@ -50,8 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.n_kc < 1 or args.seeds < 1:
         parser.error("--n-kc and --seeds must be >= 1")
     test_pn, cal_pn, source = _odors(PROFILES["quick"], 0)
-    params = CircuitParams(window=0.2)
-    params = calibrate(cal_pn, Circuit.random(jax.random.key(0), n_pn=test_pn.shape[1], n_kc=args.n_kc, params=params))
+    wiring = Circuit.random(jax.random.key(0), n_pn=test_pn.shape[1], n_kc=args.n_kc, params=CircuitParams(window=0.2))
+    params = calibrate_matched(cal_pn, wiring) if args.calibration == "matched" else calibrate(cal_pn, wiring)
     res = sweep(
         test_pn,
         params,
@@ -61,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_kc=args.n_kc,
     )
     mean, se = res.mean_se(args.readout)
-    print(f"odours: {source}; readout: {args.readout}")
+    print(f"odours: {source}; readout: {args.readout}; calibration: {args.calibration}")
     print("condition " + " ".join(f"{f'sigma={s:g}':>14}" for s in res.noise_levels))
     for j, cond in enumerate(res.conditions):
         print(f"{cond:9} " + " ".join(f"{m:7.3f}±{e:5.3f}" for m, e in zip(mean[j], se[j])))

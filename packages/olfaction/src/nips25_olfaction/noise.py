@@ -10,19 +10,27 @@ import jax
 __all__ = ["Noise", "OUNoise", "WhiteNoise", "noise_step"]
 
 
+def _check_sigma(sigma: object) -> None:
+    if isinstance(sigma, jax.core.Tracer):  # jax.vmap over noise levels: shape/dtype only
+        if sigma.ndim != 0:
+            raise ValueError(f"sigma must be a scalar, got shape {sigma.shape}")
+        return
+    if not (math.isfinite(sigma) and sigma >= 0):  # type: ignore[arg-type, operator]
+        raise ValueError(f"sigma must be finite and >= 0, got {sigma}")
+
+
 @dataclass(frozen=True)
 class WhiteNoise:
     r"""Independent Gaussian noise at every step: :math:`\xi_t \sim \mathcal N(0, \sigma^2)` per PN.
 
     Attributes:
-        sigma: standard deviation (Hz), ``>= 0``.
+        sigma: standard deviation (Hz), ``>= 0``; may be a traced scalar (``jax.vmap`` over noise levels).
     """
 
     sigma: float
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.sigma) and self.sigma >= 0):
-            raise ValueError(f"sigma must be finite and >= 0, got {self.sigma}")
+        _check_sigma(self.sigma)
 
     def decay_over(self, dt: float) -> float:
         """Factor :math:`e^{-dt/\tau}` carried from one sample to the next (0: independent samples)."""
@@ -39,7 +47,7 @@ class OUNoise:
     stationary law, so ``sigma`` is the standard deviation of the noise at every time (as for :class:`WhiteNoise`).
 
     Attributes:
-        sigma: stationary standard deviation (Hz), ``>= 0``.
+        sigma: stationary standard deviation (Hz), ``>= 0``; may be a traced scalar (``jax.vmap`` over levels).
         tau: correlation time (s), ``> 0``.
     """
 
@@ -47,8 +55,7 @@ class OUNoise:
     tau: float = 20e-3
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.sigma) and self.sigma >= 0):
-            raise ValueError(f"sigma must be finite and >= 0, got {self.sigma}")
+        _check_sigma(self.sigma)
         if not (math.isfinite(self.tau) and self.tau > 0):
             raise ValueError(f"tau must be finite and > 0, got {self.tau}")
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import jax
+
 __all__ = ["CONDITIONS", "CircuitParams"]
 
 CONDITIONS = ("none", "LI", "SFA", "LI+SFA")
@@ -28,6 +30,9 @@ class CircuitParams:
     Adaptation (SFA): :math:`\tau_{sfa} \dot a = -a`, :math:`a \mathrel{+}= \Delta a` per spike.
     Lateral inhibition (APL-like global feedback): :math:`\tau_{li} \dot z = -z + r_{pop}(t)`, where
     :math:`r_{pop}` is the mean KC firing rate (Hz) of the population.
+
+    The three gains ``w_pn``, ``w_li``, ``g_sfa`` may be JAX tracers (``jax.vmap`` over strengths); the time
+    constants, ``theta``, ``v_reset``, ``dt`` and ``window`` fix the compiled program and must be Python floats.
 
     Attributes:
         tau_m: membrane time constant (s).
@@ -64,6 +69,8 @@ class CircuitParams:
                 raise ValueError(f"{name} must be finite and > 0, got {value}")
         for name in ("t_ref", "w_pn", "w_li", "g_sfa"):
             value = getattr(self, name)
+            if name != "t_ref" and isinstance(value, jax.core.Tracer):
+                continue  # a gain traced by jit/vmap (a sweep over strengths): checked by the caller's values
             if not (math.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be finite and >= 0, got {value}")
         if not (math.isfinite(self.theta) and math.isfinite(self.v_reset) and self.theta > self.v_reset):

@@ -11,8 +11,8 @@ from sklearn.linear_model import LogisticRegression
 
 __all__ = ["READOUTS", "Readout", "accuracy", "fit_readout"]
 
-READOUTS = ("mbon", "centroid", "logistic")
-ReadoutKind = Literal["mbon", "centroid", "logistic"]
+READOUTS = ("mbon", "mbon_binary", "centroid", "logistic")
+ReadoutKind = Literal["mbon", "mbon_binary", "centroid", "logistic"]
 
 
 def _check(x: ArrayLike, labels: ArrayLike | None = None) -> tuple[NDArray[np.float64], NDArray[np.intp] | None]:
@@ -35,6 +35,14 @@ def _check(x: ArrayLike, labels: ArrayLike | None = None) -> tuple[NDArray[np.fl
     return arr, lab.astype(np.intp)
 
 
+def _argmax_random_ties(scores: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Row-wise argmax with ties broken uniformly at random (seeded, so repeatable), never by class order: a silent
+    trial (all scores equal) is then right with probability 1/K, not always for class 0."""
+    top = scores >= scores.max(axis=1, keepdims=True) - 1e-12 * np.abs(scores).max(axis=1, keepdims=True)
+    jitter = np.random.default_rng(0).random(scores.shape)
+    return np.argmax(np.where(top, jitter, -1.0), axis=1)
+
+
 @dataclass(frozen=True)
 class Readout:
     """A fitted readout; ``predict(counts (N, n_kc)) -> labels (N,)``."""
@@ -45,26 +53,34 @@ class Readout:
 
     def predict(self, counts: ArrayLike) -> NDArray[np.intp]:
         x, _ = _check(counts)
-        if self.kind in ("mbon", "centroid"):
+        if self.kind in ("mbon", "mbon_binary", "centroid"):
             weights = np.asarray(self.model)
             if x.shape[1] != weights.shape[1]:
                 raise ValueError(f"counts has {x.shape[1]} KCs, the readout was fit on {weights.shape[1]}")
             if self.kind == "mbon":
+                scores = x @ weights.T
+            elif self.kind == "mbon_binary":
                 scores = (x > 0).astype(np.float64) @ weights.T
             else:  # nearest centroid: argmin ||x - m_c||^2 = argmax (x.m_c - ||m_c||^2 / 2)
                 scores = x @ weights.T - 0.5 * (weights**2).sum(axis=1)
-            return self.classes[np.argmax(scores, axis=1)]
+            return self.classes[_argmax_random_ties(scores)]
         return np.asarray(self.model.predict(x), dtype=np.intp)  # type: ignore[attr-defined]
 
 
 def fit_readout(counts: ArrayLike, labels: ArrayLike, *, kind: ReadoutKind = "mbon") -> Readout:
     r"""Fit a readout of odour identity from KC spike counts.
 
-    * ``"mbon"``: one output neuron per odour; dopamine-gated Hebbian learning potentiates the KC-to-MBON synapses
-      of the KCs active on that odour's training trials: :math:`w_{c,i} = P(\mathrm{KC}_i\ \text{active} \mid c)
-      - \bar P(\mathrm{KC}_i\ \text{active})`; prediction is the MBON with the largest summed input from the active
-      KCs (binary KC code).
-    * ``"centroid"``: nearest class mean of the counts (Euclidean), ties to the lower class index.
+    * ``"mbon"`` (default): one output neuron (MBON) per odour; dopamine-gated Hebbian plasticity changes the
+      KC-to-MBON synapse of KC :math:`i` in proportion to its spike count :math:`n_i` on the trials where that
+      odour is reinforced, against the mean over all odours: :math:`w_{c,i} = \langle n_i \rangle_c - \langle n_i
+      \rangle`; the MBON drive is :math:`\sum_i w_{c,i} n_i` (spike counts, so rate changes such as SFA's are
+      seen) and the prediction is the most driven MBON.
+    * ``"mbon_binary"``: the same rule on the binary code :math:`n_i > 0` (which KCs fire, not how much): the
+      0.1.0 readout, kept as an arm; it is blind to SFA by construction (SFA is spike-triggered, so it cannot
+      change whether a KC fires).
+    * ``"centroid"``: nearest class mean of the counts (Euclidean).
+
+    Ties between classes (e.g. a silent trial) are broken uniformly at random with a fixed seed.
     * ``"logistic"``: scikit-learn ``LogisticRegression`` (L2, C=1) on the counts.
 
     Args:
@@ -77,16 +93,24 @@ def fit_readout(counts: ArrayLike, labels: ArrayLike, *, kind: ReadoutKind = "mb
 
     Raises:
         ValueError: on malformed inputs or an unknown ``kind``.
+
+    Example:
+        >>> x = [[4.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, 3.0]]
+        >>> r = fit_readout(x, [0, 0, 1, 1], kind="mbon")
+        >>> r.model.tolist()  # mean count per odour minus the mean over odours
+        [[1.5, -1.0], [-1.5, 1.0]]
+        >>> r.predict([[1.0, 0.0], [0.0, 5.0]]).tolist()
+        [0, 1]
     """
     if kind not in READOUTS:
         raise ValueError(f"kind must be one of {READOUTS}, got {kind!r}")
     x, lab = _check(counts, labels)
     assert lab is not None
     classes = np.unique(lab)
-    if kind == "mbon":
-        active = (x > 0).astype(np.float64)
-        p_class = np.stack([active[lab == c].mean(axis=0) for c in classes])
-        return Readout(kind, classes, p_class - active.mean(axis=0, keepdims=True))
+    if kind in ("mbon", "mbon_binary"):
+        code = x if kind == "mbon" else (x > 0).astype(np.float64)
+        per_class = np.stack([code[lab == c].mean(axis=0) for c in classes])
+        return Readout(kind, classes, per_class - code.mean(axis=0, keepdims=True))
     if kind == "centroid":
         return Readout(kind, classes, np.stack([x[lab == c].mean(axis=0) for c in classes]))
     model = LogisticRegression(C=1.0, max_iter=500)

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from nips25_olfaction.circuit import Circuit, simulate
+from nips25_olfaction.circuit import Circuit, random_claws, simulate
 from nips25_olfaction.noise import OUNoise, WhiteNoise
 from nips25_olfaction.params import CONDITIONS, CircuitParams
 from nips25_olfaction.readout import READOUTS, accuracy
 from nips25_olfaction.sparseness import active_fraction, sparseness
 from nips25_shared import progress
 
-__all__ = ["SweepResult", "sweep"]
+__all__ = ["SweepResult", "simulate_noise_levels", "sweep"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class SweepResult:
         accuracy: held-out accuracy, shape ``(R, C, L, S)``.
         active: fraction of active KCs, shape ``(C, L, S)``.
         population_sparseness: Treves-Rolls population sparseness, shape ``(C, L, S)``.
+        mean_count: mean spikes per KC per trial, shape ``(C, L, S)``.
     """
 
     conditions: tuple[str, ...]
@@ -40,6 +43,7 @@ class SweepResult:
     accuracy: NDArray[np.float64]
     active: NDArray[np.float64]
     population_sparseness: NDArray[np.float64]
+    mean_count: NDArray[np.float64]
 
     def mean_se(self, readout: str) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Mean and standard error over seeds of the accuracy, each of shape ``(C, L)``."""
@@ -49,9 +53,65 @@ class SweepResult:
         return acc.mean(axis=-1), se
 
 
+def simulate_noise_levels(
+    circuit: Circuit,
+    pn_rates: ArrayLike,
+    *,
+    sigmas: ArrayLike,
+    keys: jax.Array,
+    n_trials: int,
+    noise_kind: Literal["ou", "white"] = "ou",
+    noise_tau: float = 20e-3,
+) -> jax.Array:
+    """:func:`simulate` at every noise level at once: one ``jax.vmap`` over ``(sigma, key)`` pairs, one program.
+
+    The vmapped public path of a noise sweep (what :func:`sweep` runs per condition and seed); the same circuit and
+    odours at each level. Equal to calling :func:`simulate` level by level with the same keys.
+
+    Args:
+        circuit: wiring, modules and constants.
+        pn_rates: PN rates (Hz), shape ``(K, n_pn)`` or ``(K, T, n_pn)``.
+        sigmas: noise standard deviations (Hz), shape ``(L,)``, each ``>= 0``.
+        keys: one PRNG key per level, shape ``(L,)`` (e.g. ``jax.random.split(key, L)``).
+        n_trials: trials per odour and level.
+        noise_kind: ``"ou"`` (Ornstein-Uhlenbeck, correlation time ``noise_tau``) or ``"white"``.
+        noise_tau: OU correlation time (s).
+
+    Returns:
+        Spike counts, float32, shape ``(L, K, n_trials, n_kc)``.
+
+    Raises:
+        ValueError: if ``sigmas`` is not a non-empty 1-D array of values ``>= 0``, ``keys`` has another length, or
+            ``noise_kind`` is unknown; as :func:`simulate` otherwise.
+
+    Example:
+        >>> import jax, jax.numpy as jnp
+        >>> from nips25_olfaction import Circuit, CircuitParams
+        >>> c = Circuit(jnp.ones((2, 1)), li=False, sfa=False, params=CircuitParams(w_pn=0.02, window=0.05))
+        >>> simulate_noise_levels(c, [[100.0]], sigmas=[0.0, 50.0], keys=jax.random.split(jax.random.key(0), 2),
+        ...                       n_trials=3).shape
+        (2, 1, 3, 2)
+    """
+    levels = sigmas if isinstance(sigmas, jax.Array) else jnp.asarray(np.asarray(sigmas, dtype=np.float32))
+    if levels.ndim != 1 or levels.shape[0] == 0:
+        raise ValueError(f"sigmas must be a non-empty 1-D array, got shape {levels.shape}")
+    if not isinstance(levels, jax.core.Tracer) and not bool(jnp.all(jnp.isfinite(levels) & (levels >= 0))):
+        raise ValueError("sigmas must be finite and >= 0 (Hz)")
+    if keys.shape != levels.shape:
+        raise ValueError(f"keys must have shape {levels.shape} (one per level), got {keys.shape}")
+    if noise_kind not in ("ou", "white"):
+        raise ValueError(f"noise_kind must be 'ou' or 'white', got {noise_kind!r}")
+
+    def one(sigma: jax.Array, key: jax.Array) -> jax.Array:
+        noise = OUNoise(sigma, noise_tau) if noise_kind == "ou" else WhiteNoise(sigma)  # type: ignore[arg-type]
+        return simulate(circuit, pn_rates, noise=noise, n_trials=n_trials, key=key)
+
+    return jax.vmap(one)(levels, keys)
+
+
 def sweep(
     pn_rates: ArrayLike,
-    params: CircuitParams,
+    params: CircuitParams | Mapping[str, CircuitParams],
     *,
     noise_levels: tuple[float, ...],
     seeds: tuple[int, ...],
@@ -66,17 +126,19 @@ def sweep(
 ) -> SweepResult:
     """Train/test odour identification for every (condition, noise level, seed).
 
-    For each seed a new wiring (key ``seed``) and new noise (key ``seed + 10_000``) are drawn; the four conditions
-    share the wiring and the noise of a seed, so their differences are paired. Each odour gets ``n_train`` trials
-    to fit the readout and ``n_test`` fresh trials to score it, all at the same noise level.
+    For each seed a new wiring (key ``seed``) and new noise (key ``seed + 10_000``, split per level) are drawn; the
+    conditions share the wiring and the noise of a seed, so their differences are paired. Each odour gets
+    ``n_train`` trials to fit the readout and ``n_test`` fresh trials to score it, all at the same noise level. The
+    noise levels of one (condition, seed) run as one vmapped program (:func:`simulate_noise_levels`).
 
     Args:
-        pn_rates: PN rates (Hz), shape ``(K, n_pn)``, ``K >= 2``.
-        params: circuit constants (calibrated gains).
+        pn_rates: PN rates (Hz), shape ``(K, n_pn)`` or ``(K, T, n_pn)``, ``K >= 2``.
+        params: circuit constants, one for every condition or ``{condition: params}`` (e.g. from
+            :func:`~nips25_olfaction.calibrate_matched`, every condition at the same sparseness).
         noise_levels: sigma values (Hz), each ``>= 0``.
         seeds: seeds, at least one.
         conditions: subset of ``("none", "LI", "SFA", "LI+SFA")``.
-        readouts: subset of ``("mbon", "centroid", "logistic")``.
+        readouts: subset of ``("mbon", "mbon_binary", "centroid", "logistic")``.
         n_kc, claws: wiring size.
         n_train, n_test: trials per odour for fitting and for scoring.
         noise_kind: ``"ou"`` (Ornstein-Uhlenbeck, correlation time ``noise_tau``) or ``"white"``.
@@ -86,11 +148,11 @@ def sweep(
         A :class:`SweepResult`.
 
     Raises:
-        ValueError: on empty or out-of-range arguments.
+        ValueError: on empty or out-of-range arguments, or a ``params`` mapping missing a condition.
     """
     rates = np.asarray(pn_rates, dtype=np.float64)
-    if rates.ndim != 2 or rates.shape[0] < 2:
-        raise ValueError(f"pn_rates must have shape (K >= 2, n_pn), got {rates.shape}")
+    if rates.ndim not in (2, 3) or rates.shape[0] < 2:
+        raise ValueError(f"pn_rates must have shape (K >= 2, [T,] n_pn), got {rates.shape}")
     if not noise_levels or any(not np.isfinite(s) or s < 0 for s in noise_levels):
         raise ValueError(f"noise_levels must be non-empty and >= 0, got {noise_levels}")
     if not seeds:
@@ -102,33 +164,38 @@ def sweep(
         raise ValueError(f"n_train and n_test must be >= 1, got {n_train}, {n_test}")
     if noise_kind not in ("ou", "white"):
         raise ValueError(f"noise_kind must be 'ou' or 'white', got {noise_kind!r}")
+    per_condition = params if isinstance(params, Mapping) else dict.fromkeys(conditions, params)
+    missing = [c for c in conditions if c not in per_condition]
+    if missing:
+        raise ValueError(f"params has no constants for conditions {missing}")
     k = rates.shape[0]
     labels = np.repeat(np.arange(k), n_train)
     test_labels = np.repeat(np.arange(k), n_test)
-    acc = np.zeros((len(readouts), len(conditions), len(noise_levels), len(seeds)))
-    act = np.zeros((len(conditions), len(noise_levels), len(seeds)))
-    sparse = np.zeros_like(act)
-    cells = [(s, ln) for s in range(len(seeds)) for ln in range(len(noise_levels))]
-    for si, li in progress(cells, desc="sweep"):
-        seed, sigma = seeds[si], float(noise_levels[li])
-        base = Circuit.random(jax.random.key(seed), n_pn=rates.shape[1], n_kc=n_kc, claws=claws, params=params)
-        noise = OUNoise(sigma, noise_tau) if noise_kind == "ou" else WhiteNoise(sigma)
-        for ci, cond in enumerate(conditions):
-            counts = np.asarray(
-                simulate(
-                    replace(base).with_condition(cond),
-                    rates,
-                    noise=noise,
-                    n_trials=n_train + n_test,
-                    key=jax.random.key(seed + 10_000 + li),
-                )
+    shape = (len(conditions), len(noise_levels), len(seeds))
+    acc = np.zeros((len(readouts), *shape))
+    act, sparse, mean_count = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    sigmas = np.asarray(noise_levels, dtype=np.float32)
+    cells = [(si, ci) for si in range(len(seeds)) for ci in range(len(conditions))]
+    for si, ci in progress(cells, desc="sweep"):
+        seed, cond = seeds[si], conditions[ci]
+        wiring = random_claws(jax.random.key(seed), n_kc, rates.shape[-1], claws)
+        circuit = Circuit(wiring, params=per_condition[cond]).with_condition(cond)
+        keys = jax.random.split(jax.random.key(seed + 10_000), len(noise_levels))
+        all_counts = np.asarray(
+            simulate_noise_levels(
+                circuit, rates, sigmas=sigmas, keys=keys, n_trials=n_train + n_test, noise_kind=noise_kind,
+                noise_tau=noise_tau,
             )
+        )  # fmt: skip
+        for li, counts in enumerate(all_counts):
             train = counts[:, :n_train].reshape(-1, n_kc)
             test = counts[:, n_train:].reshape(-1, n_kc)
             for ri, kind in enumerate(readouts):
                 acc[ri, ci, li, si] = accuracy(train, labels, test, test_labels, kind=kind)  # type: ignore[arg-type]
             act[ci, li, si] = active_fraction(counts)
             sparse[ci, li, si] = sparseness(counts) if counts.any() else 1.0
+            mean_count[ci, li, si] = float(counts.mean())
     return SweepResult(
-        tuple(conditions), tuple(map(float, noise_levels)), tuple(seeds), tuple(readouts), acc, act, sparse
-    )
+        tuple(conditions), tuple(map(float, noise_levels)), tuple(seeds), tuple(readouts), acc, act, sparse,
+        mean_count,
+    )  # fmt: skip
