@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from nips25_shared import Claim, Report, get_logger, seed_everything
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["PROFILES", "reproduce"]
 
@@ -280,7 +281,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
                    "not bert-base",
     ))  # fmt: skip
 
-    figure = _figure(out_dir, acc, budget)
+    figure = _figure(out_dir, acc, budget) if is_main_rank() else "sama_proxy_and_budget.png"
     notes = (
         "Claims 2-3 come from a CPU proxy of the aggregator (d=64), not from the released 1-8B model; SAMA-Bench "
         "numbers of the paper are not reproducible here (no InternVL/SAM2 weights offline)."
