@@ -83,8 +83,8 @@ def _volumes(folder: Path, prefix: str, n_obj: int, n_frames: int, hw: tuple[int
             path = obj / f"mask_{t}.png"
             if not path.is_file():
                 continue
-            m = np.asarray(io.imread(path))
-            m = m.any(axis=-1) if m.ndim == 3 else m
+            raw = np.asarray(io.imread(path))
+            m = np.asarray(raw.any(axis=-1) if raw.ndim == 3 else raw)
             if m.shape != hw:
                 raise ValueError(f"{path}: mask of shape {m.shape} differs from the frame size {hw}")
             out[k, t] = m != 0

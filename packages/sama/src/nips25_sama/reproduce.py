@@ -120,7 +120,8 @@ def _tracker_eval(p: _Profile, seed: int, text_sim: str) -> dict[str, Any]:
     templates = {o: object_pixels(o) for o in OBJECTS}
     with tempfile.TemporaryDirectory() as tmp:
         videos = load_sama_bench(write_sama_bench(tmp, clips), frame_ext=".png")
-        tracked, static = {}, {}
+        tracked: dict[str, dict[str, Any]] = {}
+        static: dict[str, dict[str, Any]] = {}
         for v in videos:
             frames, gt = v.frames(), v.masks()
             # the first-frame masks are given (semi-supervised setting); names and motions are predicted from pixels
