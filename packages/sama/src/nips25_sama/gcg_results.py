@@ -114,7 +114,7 @@ def load_gcg_results(root: str | os.PathLike[str], *, dataset_name: str | None =
         >>> d = pathlib.Path(tempfile.mkdtemp()) / "video_gcg" / "000000"
         >>> for sub in ("img_frames", "gt_masks_0", "pred_masks_0"):
         ...     (d / sub).mkdir(parents=True)
-        >>> io.imsave(d / "img_frames" / "0.jpg", np.zeros((4, 4, 3), np.uint8))
+        >>> io.imsave(d / "img_frames" / "0.jpg", np.zeros((4, 4, 3), np.uint8), check_contrast=False)
         >>> m = np.zeros((4, 4), np.uint8); m[:2] = 255
         >>> io.imsave(d / "gt_masks_0" / "mask_0.png", m, check_contrast=False)
         >>> io.imsave(d / "pred_masks_0" / "mask_0.png", m, check_contrast=False)
