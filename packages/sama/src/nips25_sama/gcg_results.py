@@ -125,7 +125,7 @@ def load_gcg_results(root: str | os.PathLike[str], *, dataset_name: str | None =
         >>> r.videos[0].gt_masks.shape, int(r.videos[0].pred_masks.sum()), r.skipped
         ((1, 1, 4, 4), 8, [])
     """
-    from PIL import Image
+    from skimage import io
 
     base = Path(root) / dataset_name if dataset_name else Path(root)
     if not base.is_dir():
@@ -155,11 +155,7 @@ def load_gcg_results(root: str | os.PathLike[str], *, dataset_name: str | None =
                 kind = "a list of strings" if want_list else "a string"
                 raise ValueError(f"{res_path}: field {key!r} must be {kind}, got {res[key]!r:.60}")
         frames = sorted((f for f in os.listdir(frames_dir) if f.endswith(".jpg")), key=_first_int)
-        if frames:
-            with Image.open(frames_dir / frames[0]) as img:
-                hw = (img.height, img.width)
-        else:
-            hw = (1, 1)
+        hw = tuple(np.asarray(io.imread(frames_dir / frames[0])).shape[:2]) if frames else (1, 1)
         videos.append(GcgResult(
             name=folder.name, **{k: res[k] for k in RES_FIELDS},
             gt_masks=_volumes(folder, "gt_masks", len(res["gt_phrases"]), len(frames), hw),
