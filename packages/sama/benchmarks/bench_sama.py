@@ -3,10 +3,11 @@
 1. Caption metrics (BLEU-1..4, ROUGE-L, CIDEr-D) on the same corpus: ours vs pycocoevalcap's scorers; median of
    several runs, ratio ours/peer, peak Python memory (tracemalloc) of each.
 2. Aggregator latency per question at the 1B model's shapes (C = 896, 32 sparse frames, 12-layer spatial
-   Q-Former) on CPU with random weights; median of several runs, peak resident memory. No peer runs this module on
-   CPU (the released code needs the full InternVL model and a GPU).
+   Q-Former) on CPU with random weights, for 1 question and for ``--prompts`` questions on the same frames (the
+   frame tokens and the spatial Q-Former are shared across questions); median of several runs, peak resident
+   memory. No peer runs this module on CPU (the released code needs the full InternVL model and a GPU).
 
-Usage: python bench_sama.py [--repeats 5] [--pairs 400] [--frames 32]
+Usage: python bench_sama.py [--repeats 5] [--pairs 400] [--frames 32] [--prompts 4]
 """
 
 from __future__ import annotations
@@ -72,23 +73,29 @@ def bench_captions(pairs: int, repeats: int) -> None:
     print(f"  ratio ours/peer (time) = {t_ours / t_peer:.2f}")
 
 
-def bench_aggregator(frames: int, repeats: int) -> None:
+def bench_aggregator(frames: int, repeats: int, prompts: int) -> None:
     from nips25_sama import SAMAConfig, SpatioTemporalAggregator
 
     torch.manual_seed(0)
     cfg = SAMAConfig.for_model("1b", dropout=0.0)
     model = SpatioTemporalAggregator(cfg).eval()
     x = torch.randn(frames, cfg.tokens_per_frame, cfg.vis_dim)
-    ids = torch.tensor([[101, 2029, 2126, 2515, 30528, 30523, 30524, 30529, 2693, 1029, 102]])
-    rv, rs = torch.randn(1, 1, cfg.vis_dim), torch.ones(1, 1, cfg.region_mask_size, cfg.region_mask_size)
-    with torch.no_grad():  # one warm-up run, then the timed ones
-        seconds = median_seconds(lambda: model(x, ids, region_visual=rv, region_shape=rs), repeats=repeats, warmup=1)
-    rss = peak_rss_mib()
+    one = torch.tensor([101, 2029, 2126, 2515, 30528, 30523, 30524, 30529, 2693, 1029, 102])
     n_params = sum(p.numel() for p in model.parameters()) / 1e6
     print(
         f"aggregator at 1B shapes (C=896, {frames} frames, {n_params:.0f} M params, {torch.get_num_threads()} threads):"
     )
-    print(f"  {seconds:.2f} s per question (median of {repeats}); peak RSS {rss:.0f} MiB")
+    for p in sorted({1, prompts}):
+        ids = one.expand(p, -1)
+        rv, rs = torch.randn(p, 1, cfg.vis_dim), torch.ones(p, 1, cfg.region_mask_size, cfg.region_mask_size)
+        with torch.no_grad():  # one warm-up run, then the timed ones
+            seconds = median_seconds(
+                lambda ids=ids, rv=rv, rs=rs: model(x, ids, region_visual=rv, region_shape=rs),
+                repeats=repeats,
+                warmup=1,
+            )
+        print(f"  {p} question(s) on the same frames: {seconds:.2f} s, {seconds / p:.2f} s per question "
+              f"(median of {repeats}); peak RSS {peak_rss_mib():.0f} MiB")  # fmt: skip
 
 
 def main() -> None:
@@ -96,10 +103,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pairs", type=int, default=400)
     parser.add_argument("--frames", type=int, default=32)
+    parser.add_argument("--prompts", type=int, default=4, help="questions sharing the frames (also timed: 1)")
     args = parser.parse_args()
     torch.set_num_threads(2)
     bench_captions(args.pairs, args.repeats)
-    bench_aggregator(args.frames, args.repeats)
+    bench_aggregator(args.frames, args.repeats, args.prompts)
 
 
 if __name__ == "__main__":

@@ -47,3 +47,8 @@ def tokenizer():
 def tiny_config():
     """Factory of a tiny SAMAConfig (C = 12, Q-Former width 8, windows of 8 spatial tokens)."""
     return _tiny_config
+
+
+# tests/data holds fixture-generation and provenance scripts (run by hand, outside the repository's environment),
+# not tests: keep them out of pytest's --doctest-modules collection.
+collect_ignore_glob = ["data/*.py"]

@@ -60,6 +60,24 @@ def test_context_inject_equals_per_frame_loop(n_prompts):
     torch.testing.assert_close(inj(frames, q, chunk=1), ours, atol=1e-12, rtol=0)
 
 
+@pytest.mark.parametrize("n_prompts", [3, 20])
+def test_shared_frame_injection_equals_the_repeated_official_layout(n_prompts):
+    """inject_shared (frame tokens once for all prompts) equals forward on the per-prompt copies (float64, 1e-12)
+    and the explicit loop (1e-10), chunked past 16 prompts."""
+    torch.manual_seed(3)
+    inj = ContextInjector(6, 5).double()
+    frames = torch.randn(2, 3, 4, 6, dtype=torch.float64)  # (B, T, N, C)
+    q = torch.randn(2, n_prompts, 7, 5, dtype=torch.float64)
+    ours = inj.inject_shared(frames, q, chunk=16)
+    assert ours.shape == (2, n_prompts, 3, 6)
+    for b in range(2):
+        repeated = frames[b].repeat(n_prompts, 1, 1)  # (P*T, N, C), prompt-major
+        torch.testing.assert_close(ours[b].reshape(-1, 1, 6), inj(repeated, q[b]), atol=1e-12, rtol=0)
+        torch.testing.assert_close(ours[b].reshape(-1, 1, 6), _inject_loop(inj, repeated, q[b]), atol=1e-10, rtol=0)
+    with pytest.raises(ValueError, match="share B"):
+        inj.inject_shared(frames[:1], q)
+
+
 def test_aggregator_equals_per_frame_loop_implementation(tiny_config):
     """The batched aggregator equals a loop: spatial Q-Former per frame, temporal per window, injection per frame."""
     torch.manual_seed(2)

@@ -53,3 +53,19 @@ def test_bad_inputs():
         track_backprojection(frames, masks[0][:10])
     with pytest.raises(ValueError, match="bins"):
         track_backprojection(frames, masks[0], bins=1)
+
+
+def test_name_by_colour_names_every_object_of_a_scene_and_describe_motion():
+    """Each rendered object is named from its first-frame pixels; the centroid shift gives the planted motion."""
+    from nips25_sama.synthetic import OBJECTS, make_scene, object_pixels
+    from nips25_sama.tracking import describe_motion, name_by_colour
+
+    templates = {o: object_pixels(o) for o in OBJECTS}
+    frames, masks = make_scene(["cat", "rocket"], ["left", "down"], "gravel", n_frames=6, seed=4)
+    assert [name_by_colour(frames[0], m[0], templates) for m in masks] == ["cat", "rocket"]
+    assert [describe_motion(m) for m in masks] == ["moves left", "moves down"]
+    assert describe_motion(np.repeat(masks[0][:1], 3, axis=0)) == "stays"
+    with pytest.raises(ValueError, match="mask"):
+        name_by_colour(frames[0], np.zeros(frames.shape[1:3], bool), templates)
+    with pytest.raises(ValueError, match="obj"):
+        object_pixels("dog")

@@ -124,8 +124,8 @@ class ContextInjector(nn.Module):
         """Context tokens for every prompt and frame.
 
         Args:
-            frame_tokens: ``(P*T, N, C)`` frame tokens repeated per prompt (prompt-major), or ``(T, N, C)``
-                shared by all prompts.
+            frame_tokens: ``(P*T, N, C)`` frame tokens repeated per prompt (prompt-major), the official layout;
+                :meth:`inject_shared` takes them once for all prompts.
             q: ``(P, M, D)`` temporal Q-Former outputs, one set per prompt.
             chunk: prompts processed at once (16 in SAMA; memory only, the result does not depend on it).
 
@@ -151,6 +151,44 @@ class ContextInjector(nn.Module):
         frames = frame_tokens.view(p, t, *frame_tokens.shape[1:])
         out = [self._inject(frames[s : s + chunk], q[s : s + chunk]) for s in range(0, p, chunk)]
         return torch.cat(out, dim=0).reshape(p * t, 1, -1)
+
+    def inject_shared(self, frames: torch.Tensor, q: torch.Tensor, *, chunk: int = 16) -> torch.Tensor:
+        r""":meth:`forward` with the frame tokens held once for all prompts (no per-prompt copy).
+
+        :math:`W_qV_t` and :math:`\mathrm{mean}_N V_t` are computed once per frame; as :math:`W_p` is affine,
+        :math:`\mathrm{mean}_N(W_pA_t + V_t) = W_p\,\mathrm{mean}_N A_t + \mathrm{mean}_N V_t`, so only the
+        attention itself is evaluated per prompt (in chunks of ``chunk`` prompts).
+
+        Args:
+            frames: ``(B, T, N, C)`` frame tokens.
+            q: ``(B, P, M, D)`` temporal Q-Former outputs.
+            chunk: prompts processed at once (memory only).
+
+        Returns:
+            ``(B, P, T, C)`` context tokens, equal to :meth:`forward` on the repeated frames.
+
+        Raises:
+            ValueError: on shape mismatches or ``chunk < 1``.
+        """
+        check_tensor("frames", frames, ndim=4)
+        check_tensor("q", q, ndim=4)
+        check_int("chunk", chunk, minimum=1)
+        if frames.shape[0] != q.shape[0] or frames.shape[-1] != self.attn_q.in_features:
+            raise ValueError(f"frames (B, T, N, {self.attn_q.in_features}) and q (B, P, M, D) must share B, got "
+                             f"{tuple(frames.shape)} and {tuple(q.shape)}")  # fmt: skip
+        if q.shape[-1] != self.attn_k.in_features:
+            raise ValueError(f"q must have last dim {self.attn_k.in_features}, got {tuple(q.shape)}")
+        query = self.attn_q(frames)  # (B, T, N, C), once for all prompts
+        frame_mean = frames.mean(dim=2)  # (B, T, C)
+        scale = math.sqrt(self.attn_k.out_features)
+        out = []
+        for s in range(0, q.shape[1], chunk):
+            qc = q[:, s : s + chunk]
+            key, value = self.attn_k(qc), self.attn_v(qc)  # (B, p, M, C)
+            scores = torch.einsum("btnc,bpmc->bptnm", query, key) / scale
+            attended = torch.einsum("bptnm,bpmc->bptc", scores.softmax(dim=-1), value) / frames.shape[2]
+            out.append(self.final_proj(self.proj(attended) + frame_mean.unsqueeze(1)))
+        return torch.cat(out, dim=1)
 
 
 class SpatioTemporalAggregator(nn.Module):
@@ -261,7 +299,7 @@ class SpatioTemporalAggregator(nn.Module):
             )
         frames = frame_tokens if batched else frame_tokens.unsqueeze(0)
         ids = text_ids if batched else text_ids.unsqueeze(0)
-        b, t, n, c = frames.shape
+        b, c = frames.shape[0], frames.shape[-1]
         if c != cfg.vis_dim:
             raise ValueError(f"frame_tokens must have last dim vis_dim={cfg.vis_dim}, got {tuple(frame_tokens.shape)}")
         if ids.shape[0] != b:
@@ -298,8 +336,7 @@ class SpatioTemporalAggregator(nn.Module):
             }
         spatial = self.spatial_tokens(frames)  # (B, T, M_s, H)
         q = self.temporal_queries(spatial, ids.reshape(b * p, length), mask.reshape(b * p, length), region)
-        expanded = frames.unsqueeze(1).expand(b, p, t, n, c).reshape(b * p * t, n, c)
-        ctx = self.context_injector(expanded, q, chunk=cfg.prompt_chunk).reshape(b, p, t, c)
+        ctx = self.context_injector.inject_shared(frames, q.reshape(b, p, *q.shape[1:]), chunk=cfg.prompt_chunk)
         return ctx if batched else ctx[0]
 
     def region_tokens_for_llm(self, region_visual: torch.Tensor, region_shape: torch.Tensor) -> torch.Tensor:

@@ -11,10 +11,11 @@ import math
 import shutil
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["bleu", "caption_metrics", "cider_d", "meteor", "rouge_l"]
+__all__ = ["UNAVAILABLE", "bleu", "caption_metrics", "cider_d", "meteor", "ptb_tokenize", "rouge_l"]
 
 Refs = Mapping[str, Sequence[str]]
 Hyps = Mapping[str, str]
@@ -182,22 +183,99 @@ def meteor(refs: Refs, hyps: Hyps) -> float | None:
     return float(score)
 
 
-def caption_metrics(refs: Refs, hyps: Hyps, *, with_meteor: bool = True) -> dict[str, float | None]:
+#: Why a caption metric is not computed here; reported next to its ``None`` value, never faked.
+UNAVAILABLE = {
+    "SPICE": "not run: needs Java and the Stanford CoreNLP models that pycocoevalcap downloads at first use",
+    "CLAIR": "not run: needs a paid GPT judge (the official code calls the OpenAI API)",
+}
+_PTB_PUNCTUATION = {"''", "'", "``", "`", "-LRB-", "-RRB-", "-LCB-", "-RCB-", ".", "?", "!", ",", ":", "-", "--",
+                    "...", ";"}  # fmt: skip
+
+
+def _pycocoevalcap_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("pycocoevalcap") is not None
+
+
+def ptb_tokenize(texts: Refs) -> dict[str, list[str]]:
+    """Tokenise captions as the COCO evaluation does: Stanford PTB tokenizer, lower-cased, punctuation dropped.
+
+    Uses pycocoevalcap's ``PTBTokenizer`` (Java) when both are present; otherwise a regular-expression fallback
+    (words and single punctuation marks, lower-cased, the same punctuation dropped) that equals it on plain text
+    but splits contractions differently (``don't`` -> ``don t``, PTB: ``do n't``).
+
+    Args:
+        texts: ``{id: [caption, ...]}`` raw strings.
+
+    Returns:
+        ``{id: [tokenised caption, ...]}``, tokens joined by single spaces.
+
+    Example:
+        >>> ptb_tokenize({"0": ["A cat, sitting."]})
+        {'0': ['a cat sitting']}
+    """
+    import re
+
+    if shutil.which("java") is not None and _pycocoevalcap_available():
+        from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+        out = PTBTokenizer().tokenize({k: [{"caption": c} for c in v] for k, v in texts.items()})
+        return {k: list(v) for k, v in out.items()}
+    return {k: [" ".join(w for w in re.findall(r"\w+|[^\w\s]", c.lower()) if w not in _PTB_PUNCTUATION)
+                for c in v] for k, v in texts.items()}  # fmt: skip
+
+
+def caption_metrics(refs: Refs, hyps: Hyps, *, with_meteor: bool = True, backend: str = "auto") -> dict[str, Any]:
     """BLEU-1..4, ROUGE-L, CIDEr (CIDEr-D), METEOR (``None`` if unavailable), SPICE and CLAIR (``None``: not run).
 
     Args:
-        refs: ``{id: [reference, ...]}`` tokenised, lower-cased strings.
+        refs: ``{id: [reference, ...]}`` tokenised, lower-cased strings (:func:`ptb_tokenize`).
         hyps: ``{id: hypothesis}``.
         with_meteor: try METEOR (starts a Java process).
+        backend: ``"pycocoevalcap"`` (its ``Bleu(4)``, ``Rouge``, ``Cider`` scorers, as the official evaluator),
+            ``"ours"`` (:func:`bleu`, :func:`rouge_l`, :func:`cider_d`, tested equal to them) or ``"auto"``
+            (pycocoevalcap when installed, else ours).
 
     Returns:
-        ``{"Bleu_1": ..., "Bleu_4": ..., "ROUGE_L": ..., "CIDEr": ..., "METEOR": ..., "SPICE": None, "CLAIR": None}``.
+        ``{"Bleu_1": ..., "Bleu_4": ..., "ROUGE_L": ..., "CIDEr": ..., "METEOR": ..., "SPICE": None, "CLAIR": None,
+        "backend": "pycocoevalcap" | "ours", "unavailable": {metric: reason}}``.
+
+    Raises:
+        ValueError: for an unknown ``backend`` or bad ``refs``/``hyps``. ImportError: ``backend="pycocoevalcap"``
+            without it installed.
+
+    Example:
+        >>> out = caption_metrics({"0": ["a cat sits"], "1": ["a dog runs"]}, {"0": "a cat sits", "1": "a dog"},
+        ...                       with_meteor=False, backend="ours")
+        >>> round(out["Bleu_1"], 3), out["SPICE"], sorted(out["unavailable"])
+        (0.819, None, ['CLAIR', 'METEOR', 'SPICE'])
     """
-    b = bleu(refs, hyps)
-    out: dict[str, float | None] = {f"Bleu_{i + 1}": v for i, v in enumerate(b)}
-    out["ROUGE_L"] = rouge_l(refs, hyps)
-    out["CIDEr"] = cider_d(refs, hyps)
+    if backend not in ("auto", "pycocoevalcap", "ours"):
+        raise ValueError(f"backend must be 'auto', 'pycocoevalcap' or 'ours', got {backend!r}")
+    ids = _check(refs, hyps)
+    use_coco = backend == "pycocoevalcap" or (backend == "auto" and _pycocoevalcap_available())
+    if use_coco:
+        from pycocoevalcap.bleu.bleu import Bleu
+        from pycocoevalcap.cider.cider import Cider
+        from pycocoevalcap.rouge.rouge import Rouge
+
+        gts = {k: list(refs[k]) for k in ids}
+        res = {k: [hyps[k]] for k in ids}
+        b = [float(x) for x in Bleu(4).compute_score(gts, res, verbose=0)[0]]
+        rouge, cider = float(Rouge().compute_score(gts, res)[0]), float(Cider().compute_score(gts, res)[0])
+    else:
+        b, rouge, cider = bleu(refs, hyps), rouge_l(refs, hyps), cider_d(refs, hyps)
+    out: dict[str, Any] = {f"Bleu_{i + 1}": v for i, v in enumerate(b)}
+    out["ROUGE_L"] = rouge
+    out["CIDEr"] = cider
     out["METEOR"] = meteor(refs, hyps) if with_meteor else None
     out["SPICE"] = None
     out["CLAIR"] = None
+    out["backend"] = "pycocoevalcap" if use_coco else "ours"
+    unavailable = dict(UNAVAILABLE)
+    if out["METEOR"] is None:
+        unavailable["METEOR"] = ("not requested (with_meteor=False)" if not with_meteor else
+                                 "not run: needs Java and pycocoevalcap")  # fmt: skip
+    out["unavailable"] = unavailable
     return out

@@ -34,17 +34,36 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _eval_res(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from nips25_sama.gcg_results import evaluate_gcg_results, load_gcg_results
+
+    configure_logging(args.verbose - args.quiet)
+    if not Path(args.root).is_dir():
+        parser.error(f"--root: {args.root} is not a directory")
+    try:
+        results = load_gcg_results(args.root, dataset_name=args.dataset_name or None)
+        out = evaluate_gcg_results(results, text_sim=args.text_sim, official_compat=args.official_compat,
+                                   with_meteor=args.meteor)  # fmt: skip
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(f"cannot evaluate: {exc}")
+    except ModuleNotFoundError as exc:
+        parser.error(f"--text-sim {args.text_sim}: {exc}")
+    print(json.dumps(out, indent=2))
+    return 0
+
+
 def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import numpy as np
 
     from nips25_sama.sama_bench import write_predictions, write_sama_bench
-    from nips25_sama.synthetic import BACKGROUNDS, MOTIONS, OBJECTS, make_scene, scene_conversation
-    from nips25_sama.tracking import track_backprojection
+    from nips25_sama.synthetic import BACKGROUNDS, MOTIONS, OBJECTS, make_scene, object_pixels, scene_conversation
+    from nips25_sama.tracking import describe_motion, name_by_colour, track_backprojection
 
     configure_logging(args.verbose - args.quiet)
     if args.n_clips < 1:
         parser.error(f"--n-clips must be >= 1, got {args.n_clips}")
     rng = np.random.default_rng(args.seed)
+    templates = {o: object_pixels(o) for o in OBJECTS}
     clips, preds = [], {}
     for k in range(args.n_clips):
         objs = [str(o) for o in rng.choice(OBJECTS, size=2, replace=False)]
@@ -54,8 +73,10 @@ def _demo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         clips.append({"video_id": vid, "frames": frames, "masks": {str(i + 1): m for i, m in enumerate(masks)},
                       "phrases": {str(i + 1): f"the {o}" for i, o in enumerate(objs)},
                       "conversations": scene_conversation(objs, motions)})  # fmt: skip
-        preds[vid] = {"masks": np.stack([track_backprojection(frames, m[0]) for m in masks]),
-                      "phrases": ["the object"] * len(masks), "caption": "two objects move"}  # fmt: skip
+        vols = np.stack([track_backprojection(frames, m[0]) for m in masks])
+        names = [name_by_colour(frames[0], m[0], templates) for m in masks]
+        caption = " ".join(f"the {n} {describe_motion(v)}" for n, v in zip(names, vols, strict=True))
+        preds[vid] = {"masks": vols, "phrases": [f"the {n}" for n in names], "caption": caption}
     gt = write_sama_bench(args.out, clips)
     pred = write_predictions(Path(args.out) / "predictions.json", preds)
     print(json.dumps({"gt": str(gt), "pred": str(pred)}))
@@ -80,6 +101,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ev.add_argument("--meteor", action="store_true", help="also METEOR (needs Java and pycocoevalcap)")
     ev.add_argument("-v", "--verbose", action="count", default=0)
     ev.add_argument("-q", "--quiet", action="count", default=0)
+    er = sub.add_parser("eval-res", help="evaluate the official per-video res.json folders (SAMA-Bench-G)")
+    er.add_argument("--root", type=Path, required=True, help="the official --vis_save_path")
+    er.add_argument("--dataset-name", default="video_gcg", help="sub-folder of the video folders ('' for none)")
+    er.add_argument("--text-sim", choices=("minilm", "tfidf", "exact"), default="minilm", help="Recall text similarity")
+    er.add_argument("--official-compat", action="store_true", help="the released script's Recall pairing")
+    er.add_argument("--meteor", action="store_true", help="also METEOR (needs Java and pycocoevalcap)")
+    er.add_argument("-v", "--verbose", action="count", default=0)
+    er.add_argument("-q", "--quiet", action="count", default=0)
     demo = sub.add_parser("demo", help="write real-image demo clips + tracker predictions in SAMA-Bench format")
     demo.add_argument("--out", type=Path, required=True, help="output directory")
     demo.add_argument("--n-clips", type=int, default=4)
@@ -94,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "eval":
         return _eval(args, parser)
+    if args.command == "eval-res":
+        return _eval_res(args, parser)
     return _demo(args, parser)
 
 

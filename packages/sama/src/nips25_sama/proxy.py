@@ -32,6 +32,7 @@ __all__ = [
     "encode_frames",
     "evaluate_proxy",
     "make_proxy_data",
+    "proxy_accelerator",
     "proxy_config",
     "train_proxy",
 ]
@@ -199,23 +200,81 @@ def _mask_logits(logits: torch.Tensor) -> torch.Tensor:
     return logits + bias
 
 
-def train_proxy(kind: str, train: ProxyData, config: SAMAConfig, tc: ProxyTrainConfig, *, seed: int) -> ProxyModel:
-    """Train one proxy model with ``accelerate`` (``accelerate launch`` scales it out unchanged)."""
-    from accelerate import Accelerator
+def proxy_accelerator(**kwargs: Any) -> Any:
+    """An ``accelerate.Accelerator`` fit for :func:`train_proxy`: DDP with ``find_unused_parameters=True``.
 
+    Every proxy variant leaves parameters without a gradient (mean pooling never calls the aggregator; the last
+    temporal Q-Former layer's text feed-forward never reaches the output; the region encoder idles without
+    region inputs), which DDP refuses at the second step unless it looks for unused parameters.
+
+    Args:
+        **kwargs: passed to ``Accelerator`` (``kwargs_handlers`` is set here).
+    """
+    from accelerate import Accelerator, DistributedDataParallelKwargs
+
+    return Accelerator(kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)], **kwargs)
+
+
+def train_proxy(
+    kind: str,
+    train: ProxyData,
+    config: SAMAConfig,
+    tc: ProxyTrainConfig,
+    *,
+    seed: int,
+    accelerator: Any = None,
+) -> ProxyModel:
+    r"""Train one proxy model with ``accelerate``: data-parallel under ``accelerate launch``, same result as 1 process.
+
+    Minimises :math:`\frac1B\sum_{i\in\text{batch}}\sum_{p}\mathrm{CE}(\ell_{ip}, y_{ip})/P` with AdamW and
+    gradient clipping at 1 (SAMA's optimiser, Sec. 4). Every process draws the same epoch permutation (same
+    ``seed``) and takes its contiguous share of each global batch of ``tc.batch_size`` clips; its loss is the sum
+    over its rows divided by the global row count, times the world size (DDP averages gradients), so the update
+    equals one process at the same global batch up to float32 summation order. A process whose share is empty
+    (a last batch smaller than the world) runs a zero-loss step on one row so that it still joins the all-reduce.
+
+    Args:
+        kind: one of :data:`AGGREGATORS`.
+        train: the training clips (:func:`make_proxy_data`), on the CPU; batches move to ``accelerator.device``.
+        config: the aggregator configuration (:func:`proxy_config`).
+        tc: optimisation settings.
+        seed: seeds initialisation (``nips25_shared.seed_everything``) and the epoch permutations.
+        accelerator: an ``accelerate.Accelerator`` (default :func:`proxy_accelerator`); with more than one process
+            it must have been built with ``DistributedDataParallelKwargs(find_unused_parameters=True)``.
+
+    Returns:
+        The trained, unwrapped :class:`ProxyModel` in eval mode (on ``accelerator.device``).
+
+    Raises:
+        ValueError: for an unknown ``kind``, or a multi-process ``accelerator`` without ``find_unused_parameters``.
+    """
     from nips25_shared import progress, seed_everything
 
+    acc = accelerator if accelerator is not None else proxy_accelerator()
+    world, rank = acc.num_processes, acc.process_index
+    handler = getattr(acc, "ddp_handler", None)
+    if world > 1 and not getattr(handler, "find_unused_parameters", False):
+        raise ValueError(
+            "accelerator: with several processes it must be built with "
+            "DistributedDataParallelKwargs(find_unused_parameters=True) (see proxy_accelerator)"
+        )
     seed_everything(seed)
     model = ProxyModel(kind, config, n_frames=int(train.tokens.shape[1]))
     opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
-    acc = Accelerator(cpu=True)
     model, opt = acc.prepare(model, opt)
     rng = np.random.default_rng(seed)
     model.train()
-    for _ in progress(range(tc.epochs), desc=f"train {kind}"):
+    epochs = range(tc.epochs)
+    for _ in progress(epochs, desc=f"train {kind}") if acc.is_main_process else epochs:
         for batch in _batches(train, rng.permutation(len(train)), tc.batch_size):
-            logits = _mask_logits(model(batch))
-            loss = F.cross_entropy(logits.flatten(0, 1), batch["answers"].flatten())
+            n = int(batch["answers"].shape[0])
+            lo, hi = rank * n // world, (rank + 1) * n // world
+            weight = 1.0 if hi > lo else 0.0
+            local = {k: v[lo:hi] if hi > lo else v[:1] for k, v in batch.items()}
+            local = {k: v.to(acc.device) for k, v in local.items()}
+            logits = _mask_logits(model(local))
+            ce = F.cross_entropy(logits.flatten(0, 1), local["answers"].flatten(), reduction="sum")
+            loss = ce * (weight * world / (n * logits.shape[1]))
             opt.zero_grad()
             acc.backward(loss)
             acc.clip_grad_norm_(model.parameters(), 1.0)
@@ -229,8 +288,10 @@ def evaluate_proxy(model: ProxyModel, data: ProxyData) -> dict[str, float]:
     """Accuracy on the motion questions, the identity questions, and both (``"referring"``)."""
     model.eval()
     correct = []
+    device = next(model.parameters()).device
     for batch in _batches(data, np.arange(len(data)), 64):
+        batch = {k: v.to(device) for k, v in batch.items()}
         pred = _mask_logits(model(batch)).argmax(dim=-1)
-        correct.append(pred == batch["answers"])
+        correct.append((pred == batch["answers"]).cpu())
     c = torch.cat(correct).float()
     return {"motion": float(c[:, 0].mean()), "identity": float(c[:, 1].mean()), "referring": float(c.mean())}

@@ -44,11 +44,13 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "BenchVideo",
+    "VideoScoreInput",
     "decode_rle",
     "encode_rle",
     "evaluate_predictions",
     "load_predictions",
     "load_sama_bench",
+    "score_videos",
     "write_predictions",
     "write_sama_bench",
 ]
@@ -412,6 +414,7 @@ def evaluate_predictions(
     text_sim: Any = "minilm",
     official_compat: bool = False,
     with_meteor: bool = False,
+    caption_backend: str = "auto",
 ) -> dict[str, Any]:
     """All SAMA-Bench metrics of a prediction set: mIoU (official and strict), Recall, J&F, caption metrics.
 
@@ -424,6 +427,8 @@ def evaluate_predictions(
         text_sim: Recall's phrase similarity (see :func:`~nips25_sama.segmentation_metrics.recall_iou_text`).
         official_compat: the released script's Recall pairing.
         with_meteor: run METEOR (Java).
+        caption_backend: ``"auto"``, ``"pycocoevalcap"`` or ``"ours"`` (see
+            :func:`~nips25_sama.caption_metrics.caption_metrics`).
 
     Returns:
         ``{"mIoU", "mIoU_strict", "Recall", "text_sim", "J", "F", "J&F", "captions": {...}, "n_videos"}``.
@@ -433,8 +438,7 @@ def evaluate_predictions(
     """
     if not videos:
         raise ValueError("videos must be non-empty")
-    mious, strict, counts, js, fs = [], [], [], [], []
-    refs, hyps = {}, {}
+    entries = []
     for v in videos:
         gt = v.masks()
         pred = predictions.get(v.video_id, {})
@@ -447,16 +451,63 @@ def evaluate_predictions(
         phrases = list(pred.get("phrases", []))
         if len(phrases) < len(pm):
             phrases += [""] * (len(pm) - len(phrases))
-        mious.append(miou_greedy(pm, gt))
-        strict.append(miou_greedy(pm, gt, strict=True))
-        counts.append(recall_iou_text(pm, gt, phrases[: len(pm)], v.phrases, text_sim=text_sim,
-                                      official_compat=official_compat))  # fmt: skip
-        for i in range(gt.shape[0]):
-            j, f, _ = jandf(pm[i] if i < len(pm) else np.zeros_like(gt[i]), gt[i])
+        hyp = " ".join(str(pred.get("caption", "")).lower().replace(".", " ").split())
+        entries.append(VideoScoreInput(v.video_id, pm, gt, phrases[: len(pm)], v.phrases,
+                                       v.reference_caption() or "empty", hyp))  # fmt: skip
+    return score_videos(entries, text_sim=text_sim, official_compat=official_compat, with_meteor=with_meteor,
+                        caption_backend=caption_backend)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class VideoScoreInput:
+    """One video for :func:`score_videos`: ``pred (N, T, H, W)``, ``gt (M, T, H, W)`` bool, phrases, captions."""
+
+    name: str
+    pred: np.ndarray
+    gt: np.ndarray
+    pred_phrases: list[str]
+    gt_phrases: list[str]
+    reference: str
+    hypothesis: str
+
+
+def score_videos(
+    entries: Sequence[VideoScoreInput],
+    *,
+    text_sim: Any = "minilm",
+    official_compat: bool = False,
+    count_all_videos: bool = False,
+    with_meteor: bool = False,
+    caption_backend: str = "auto",
+) -> dict[str, Any]:
+    """The SAMA-Bench metrics over videos (shared by both evaluators; the inputs already tokenised for captions).
+
+    Args:
+        entries: one :class:`VideoScoreInput` per video.
+        text_sim, official_compat: Recall's similarity and pairing.
+        count_all_videos: every video in Recall's denominator even under ``official_compat`` (the ``res.json``
+            evaluator does so; the per-annotation script drops videos without predictions).
+        with_meteor, caption_backend: see :func:`~nips25_sama.caption_metrics.caption_metrics`.
+
+    Returns:
+        ``{"mIoU", "mIoU_strict", "Recall", "text_sim", "J", "F", "J&F", "captions", "n_videos"}``.
+    """
+    import dataclasses
+
+    mious, strict, counts, js, fs = [], [], [], [], []
+    refs, hyps = {}, {}
+    for e in entries:
+        mious.append(miou_greedy(e.pred, e.gt))
+        strict.append(miou_greedy(e.pred, e.gt, strict=True))
+        c = recall_iou_text(e.pred, e.gt, e.pred_phrases, e.gt_phrases, text_sim=text_sim,
+                            official_compat=official_compat)  # fmt: skip
+        counts.append(dataclasses.replace(c, counted=True) if count_all_videos else c)
+        for i in range(e.gt.shape[0]):
+            j, f, _ = jandf(e.pred[i] if i < len(e.pred) else np.zeros_like(e.gt[i]), e.gt[i])
             js.append(j)
             fs.append(f)
-        refs[v.video_id] = [v.reference_caption() or "empty"]
-        hyps[v.video_id] = " ".join(str(pred.get("caption", "")).lower().replace(".", " ").split())
+        refs[e.name] = [e.reference]
+        hyps[e.name] = e.hypothesis
     j, f = float(np.mean(js)) if js else 0.0, float(np.mean(fs)) if fs else 0.0
     return {
         "mIoU": float(np.mean(mious)),
@@ -466,6 +517,6 @@ def evaluate_predictions(
         "J": j,
         "F": f,
         "J&F": (j + f) / 2,
-        "captions": caption_metrics(refs, hyps, with_meteor=with_meteor),
-        "n_videos": len(videos),
+        "captions": caption_metrics(refs, hyps, with_meteor=with_meteor, backend=caption_backend),
+        "n_videos": len(entries),
     }

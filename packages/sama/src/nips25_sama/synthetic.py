@@ -18,7 +18,7 @@ from skimage.transform import resize
 
 from nips25_sama._validation import check_int
 
-__all__ = ["BACKGROUNDS", "MOTIONS", "OBJECTS", "make_clip", "make_scene", "scene_conversation"]
+__all__ = ["BACKGROUNDS", "MOTIONS", "OBJECTS", "make_clip", "make_scene", "object_pixels", "scene_conversation"]
 
 OBJECTS = ("cat", "rocket", "coffee", "astronaut", "horse")
 BACKGROUNDS = ("brick", "grass", "gravel")
@@ -51,6 +51,18 @@ def _sprite(obj: str, side: int) -> tuple[np.ndarray, np.ndarray]:
     c = (side - 1) / 2
     mask = ((yy - c) / (side / 2)) ** 2 + ((xx - c) / (side / 2)) ** 2 <= 1.0
     return rgb, mask
+
+
+def object_pixels(obj: str, *, side: int = 40) -> np.ndarray:
+    """``(K, 3)`` uint8 colours of the object's sprite as drawn by :func:`make_scene` (the demo's name templates).
+
+    Raises:
+        ValueError: for an object not in :data:`OBJECTS`.
+    """
+    if obj not in OBJECTS:
+        raise ValueError(f"obj must be one of {OBJECTS}, got {obj!r}")
+    rgb, mask = _sprite(obj, check_int("side", side, minimum=2))
+    return np.round(rgb[mask] * 255).astype(np.uint8)
 
 
 @functools.lru_cache(maxsize=8)

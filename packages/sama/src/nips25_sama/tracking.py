@@ -10,7 +10,7 @@ from scipy import ndimage
 
 from nips25_sama._validation import check_array, check_int
 
-__all__ = ["track_backprojection"]
+__all__ = ["describe_motion", "name_by_colour", "track_backprojection"]
 
 
 def _hist(pixels: np.ndarray, bins: int) -> np.ndarray:
@@ -71,3 +71,65 @@ def track_backprojection(frames: Any, first_mask: Any, *, bins: int = 8, margin:
         keep = labels == (int(np.argmax(sizes)) + 1)
         out[t, r0:r1, c0:c1] = ndimage.binary_fill_holes(keep)
     return out
+
+
+def name_by_colour(frame: Any, mask: Any, templates: dict[str, Any], *, bins: int = 8) -> str:
+    r"""Name the object under ``mask`` by the nearest colour histogram (histogram intersection, Swain & Ballard).
+
+    :math:`\arg\max_n \sum_c \min(h(c), h_n(c))` over the named templates, with the 3-D RGB histograms of
+    :func:`track_backprojection` (``bins`` per channel, Laplace-smoothed).
+
+    Args:
+        frame: ``(H, W, 3)`` uint8 image.
+        mask: ``(H, W)`` bool, non-empty: the object's pixels.
+        templates: ``{name: (K, 3) uint8 pixels}`` of each candidate object, non-empty.
+        bins: histogram bins per channel, ``>= 2``.
+
+    Returns:
+        The best template's name (the first in ``templates`` order on an exact tie).
+
+    Raises:
+        ValueError: for an empty mask or ``templates``, or mismatched shapes.
+
+    Example:
+        >>> img = np.zeros((4, 4, 3), np.uint8); img[:2] = (250, 10, 10)
+        >>> m = np.zeros((4, 4), bool); m[:2] = True
+        >>> red, blue = np.array([[240, 0, 0]], np.uint8), np.array([[0, 0, 240]], np.uint8)
+        >>> name_by_colour(img, m, {"red": red, "blue": blue})
+        'red'
+    """
+    f = check_array("frame", frame, ndim=3, dtype="uint8")
+    m = check_array("mask", mask, ndim=2, dtype="bool")
+    bins = check_int("bins", bins, minimum=2)
+    if f.shape[:2] != m.shape or f.shape[2] != 3:
+        raise ValueError(f"frame must be (H, W, 3) and mask (H, W) of the same size, got {f.shape} and {m.shape}")
+    if not m.any():
+        raise ValueError("mask must select at least one pixel")
+    if not templates:
+        raise ValueError("templates must name at least one object")
+    h = _hist(f[m], bins)
+    scores = {n: float(np.minimum(h, _hist(np.asarray(px, dtype=np.uint8).reshape(-1, 3), bins)).sum())
+              for n, px in templates.items()}  # fmt: skip
+    return max(scores, key=lambda n: scores[n])
+
+
+def describe_motion(volume: Any) -> str:
+    """``"moves left|right|up|down"`` from the centroid shift of a ``(T, H, W)`` mask volume, first to last frame.
+
+    The larger of the vertical and horizontal shifts names the direction; ``"stays"`` when both are under half a
+    pixel or the first or last frame is empty.
+
+    Example:
+        >>> v = np.zeros((2, 4, 4), bool); v[0, 0, 0] = v[1, 0, 3] = True
+        >>> describe_motion(v)
+        'moves right'
+    """
+    vol = check_array("volume", volume, ndim=3, dtype="bool")
+    ys, xs = np.nonzero(vol[0])
+    ye, xe = np.nonzero(vol[-1])
+    if not len(ys) or not len(ye):
+        return "stays"
+    dy, dx = ye.mean() - ys.mean(), xe.mean() - xs.mean()
+    if max(abs(dy), abs(dx)) < 0.5:
+        return "stays"
+    return "moves " + (("down" if dy > 0 else "up") if abs(dy) > abs(dx) else ("right" if dx > 0 else "left"))
