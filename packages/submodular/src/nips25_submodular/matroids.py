@@ -44,7 +44,7 @@ class Partition:
             raise ValueError(f"labels must be a non-empty 1-D integer array, got shape {lab.shape}")
         if not np.issubdtype(lab.dtype, np.integer):
             raise TypeError(f"labels must hold integers, got dtype {lab.dtype}")
-        cap = as_vector(caps, "caps", nonnegative=True)
+        cap = np.asarray(as_vector(caps, "caps", nonnegative=True))  # matroids are built on the host (static rank)
         if (cap != np.round(cap)).any():
             raise ValueError("caps must hold integers")
         if lab.min() < 0 or lab.max() >= cap.shape[0]:
