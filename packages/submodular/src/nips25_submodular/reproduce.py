@@ -29,6 +29,7 @@ from nips25_submodular.instances import digits_facility_location, max_cut_graph
 from nips25_submodular.matroids import Free
 from nips25_submodular.meta import PRACTICAL, noisy_meta
 from nips25_submodular.oracle import PersistentNoisyOracle
+from nips25_submodular.selection import Selection
 from nips25_submodular.smoothing import smoothing_factor, theory_params
 
 __all__ = ["PROFILES", "TITLE", "reproduce"]
@@ -131,10 +132,7 @@ def _digits(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
         rows = out.setdefault(str(sigma), {**{k: [] for k in names}, "complete_is_base": [], "completed": []})
         sels = {
             "naive_mcg": measured_continuous_greedy(oracle, matroid, key=k_naive, monotone=True, **cfg["mcg"]),
-            "meta_mcg": noisy_meta(
-                oracle, matroid, "measured_continuous_greedy", key=k_meta, monotone=True, inner_kwargs=cfg["mcg"]
-            ),
-            "meta_mcg_complete": noisy_meta(  # same key: the same run, then the greedy completion
+            "meta_mcg_complete": noisy_meta(  # one run; its plain output S_H + H' is read from info below
                 oracle,
                 matroid,
                 "measured_continuous_greedy",
@@ -146,6 +144,8 @@ def _digits(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
             "naive_greedy": greedy(oracle, matroid),
         }
         done = sels["meta_mcg_complete"]
+        inner = done.info["inner_selection"]
+        sels["meta_mcg"] = Selection(mask=inner.mask | done.info["H_prime"], queries=inner.queries)
         rows["complete_is_base"].append(int(done.mask.sum()) == matroid.rank and bool(matroid.independent(done.mask)))
         rows["completed"].append(done.info["completed"])
         for name, sel in sels.items():
@@ -170,7 +170,7 @@ def _figure(maxcut: dict[str, Any], digits: dict[str, Any], sigmas: tuple[float,
     ax1.axhline(HALF, color="grey", lw=0.8)
     ax1.set(xscale="symlog", xlabel="noise sigma", ylabel="cut / exact OPT", title="max-cut, double greedy")
     ax1.legend(fontsize=7)
-    for name in ("naive_mcg", "meta_mcg", "naive_greedy", "random_base"):
+    for name in ("naive_mcg", "meta_mcg", "meta_mcg_complete", "naive_greedy", "random_base"):
         means = [np.mean(digits["results"][str(s)][name]) for s in sigmas]
         ses = [_se(np.asarray(digits["results"][str(s)][name])) for s in sigmas]
         ax2.errorbar(sigmas, means, yerr=ses, fmt="-o", label=name, capsize=3)
