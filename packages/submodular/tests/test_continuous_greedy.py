@@ -40,7 +40,7 @@ def test_pipage_rounding_is_independent_and_preserves_marginals():
     """Every rounding is independent; the mean over 200 keys matches y (tolerance 4 binomial SE)."""
     m = Partition([0, 0, 0, 1, 1, 1], [2, 1])
     y = np.array([0.7, 0.6, 0.5, 0.2, 0.3, 0.4])
-    draws = np.array([pipage_rounding(y, m, key=k) for k in jax.random.split(jax.random.key(0), 200)])
+    draws = np.asarray(jax.vmap(lambda k: pipage_rounding(y, m, key=k))(jax.random.split(jax.random.key(0), 200)))
     assert all(bool(m.independent(d)) for d in draws[:50])
     assert (draws[:, :3].sum(axis=1) <= 2).all() and (draws[:, 3:].sum(axis=1) <= 1).all()
     assert np.all(np.abs(draws.mean(axis=0) - y) < 4 * np.sqrt(y * (1 - y) / 200))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from nips25_submodular import (
     VOID_GUARANTEE,
+    FacilityLocation,
     Free,
     Modular,
     Partition,
@@ -78,3 +79,20 @@ def test_meta_bad_input_and_theory_preset():
         noisy_meta(oracle, Free(20), "greedy", key=k, monotone=True, preset="theory")
     with pytest.raises(ValueError, match="explicit"):
         noisy_meta(oracle, Free(20), "greedy", key=k, monotone=True, preset=None)
+
+
+def test_smoothing_factor_in_info_and_greedy_completion_fills_a_base():
+    """info reports rho = 1 - h/(r-h) (monotone); complete=True fills a base and, for monotone f, never lowers f;
+    it refuses non-monotone f."""
+    f = FacilityLocation(np.random.default_rng(4).random((30, 24)))
+    m = Partition(np.repeat(np.arange(4), 6), [5, 5, 5, 5])
+    oracle = PersistentNoisyOracle(f, sigma=0.3, key=jax.random.key(0))
+    plain = noisy_meta(oracle, m, "greedy", key=jax.random.key(1), monotone=True)
+    done = noisy_meta(oracle, m, "greedy", key=jax.random.key(1), monotone=True, complete=True)
+    assert plain.info["smoothing_factor"] == pytest.approx(1 - 8 / (20 - 8))
+    assert int(plain.mask.sum()) == 20 - 8 + 3 and plain.info["completed"] == 0
+    assert int(done.mask.sum()) == m.rank == 20 and done.info["completed"] == 5
+    assert not (plain.mask & ~done.mask).any() and float(f(done.mask)) >= float(f(plain.mask))
+    assert done.queries > plain.queries
+    with pytest.raises(ValueError, match="monotone"):
+        noisy_meta(oracle, m, "greedy", key=jax.random.key(1), monotone=False, complete=True)

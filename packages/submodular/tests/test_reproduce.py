@@ -14,17 +14,22 @@ from nips25_shared import Report
 
 
 def test_reproduce_tiny_profile_report_structure(tmp_path):
-    """The tiny profile returns a Report with the five claims computed and the figure written."""
+    """The tiny profile returns a Report with the seven claims computed and the figure written; every max-cut claim
+    reports the smoothing factor beside it."""
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     assert isinstance(report, Report) and report.package == "submodular"
     assert [c.id for c in report.claims] == [
         "maxcut-meta-half-opt",
+        "maxcut-meta-nonvoid-guarantee",
         "maxcut-meta-beats-naive",
         "partition-meta-mcg-near-noiseless",
+        "partition-meta-completion",
         "partition-naive-mcg-degrades",
         "meta-query-overhead",
     ]
     assert all(isinstance(c.holds, bool) and c.measured for c in report.claims)
+    assert "rho" in report.claims[0].scale_note and "rho" in report.claims[1].scale_note
+    assert report.config["maxcut_opt"] == {"davis": 89.0}
     assert report.figures == ["noise_sweep.png"] and (tmp_path / "noise_sweep.png").stat().st_size > 0
     with pytest.raises(ValueError, match="profile"):
         reproduce(profile="huge", out_dir=tmp_path)

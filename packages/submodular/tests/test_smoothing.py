@@ -15,6 +15,7 @@ from nips25_submodular import (
     GraphCut,
     PersistentNoisyOracle,
     SmoothedSurrogate,
+    smoothing_factor,
     smoothing_subsets,
     theory_params,
 )
@@ -119,3 +120,13 @@ def test_theory_params_formula_and_feasibility():
         theory_params(10, 10, eps=0.0)
     with pytest.raises(ValueError, match="delta"):
         theory_params(10, 10, eps=0.1, delta=1.0)
+
+
+def test_smoothing_factor_closed_form_and_bad_input():
+    """rho = 1 - h/(r-h) - t/(h-t); the practical preset on Davis (r=32) gives 1 - 1/3 - 3/5 = 1/15 (issue 41)."""
+    assert smoothing_factor(32, 8, 3, monotone=False) == pytest.approx(1 / 15)
+    assert smoothing_factor(60, 8, 3, monotone=True) == pytest.approx(1 - 8 / 52)
+    with pytest.raises(ValueError, match="r must be"):
+        smoothing_factor(8, 8, 3, monotone=False)
+    with pytest.raises(ValueError, match="h must be"):
+        smoothing_factor(32, 3, 3, monotone=False)

@@ -10,14 +10,21 @@ from importlib.metadata import PackageNotFoundError, version
 from nips25_submodular.continuous_greedy import measured_continuous_greedy, multilinear, pipage_rounding
 from nips25_submodular.double_greedy import double_greedy
 from nips25_submodular.greedy import greedy
-from nips25_submodular.instances import MAX_CUT_GRAPHS, digits_facility_location, max_cut_graph
+from nips25_submodular.instances import MAX_CUT_GRAPHS, digits_facility_location, exact_max_cut, max_cut_graph
 from nips25_submodular.matroids import Free, Partition, Uniform
 from nips25_submodular.meta import INNER_ALGORITHMS, PRACTICAL, VOID_GUARANTEE, MetaParams, noisy_meta, run_inner
 from nips25_submodular.oracle import NOISE_FAMILIES, PersistentNoisyOracle, set_key
 from nips25_submodular.selection import Selection
 from nips25_submodular.selector import FacilityLocationSelection
 from nips25_submodular.set_functions import Coverage, FacilityLocation, GraphCut, Modular, SetFunction
-from nips25_submodular.smoothing import SmoothedSurrogate, TheoryParams, smoothing_subsets, theory_params
+from nips25_submodular.smoothing import (
+    SmoothedSurrogate,
+    TheoryParams,
+    smoothing_factor,
+    smoothing_subsets,
+    theory_params,
+)
+from nips25_submodular.sweep import SWEEP_ALGORITHMS, noisy_sweep
 
 try:
     __version__ = version("nips25-submodular")
@@ -29,6 +36,7 @@ __all__ = [
     "MAX_CUT_GRAPHS",
     "NOISE_FAMILIES",
     "PRACTICAL",
+    "SWEEP_ALGORITHMS",
     "VOID_GUARANTEE",
     "Coverage",
     "FacilityLocation",
@@ -47,14 +55,17 @@ __all__ = [
     "__version__",
     "digits_facility_location",
     "double_greedy",
+    "exact_max_cut",
     "greedy",
     "max_cut_graph",
     "measured_continuous_greedy",
     "multilinear",
     "noisy_meta",
+    "noisy_sweep",
     "pipage_rounding",
     "run_inner",
     "set_key",
+    "smoothing_factor",
     "smoothing_subsets",
     "theory_params",
 ]

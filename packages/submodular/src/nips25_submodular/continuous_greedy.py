@@ -16,9 +16,8 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from nips25_submodular._checks import as_key, as_vector, check_int, check_real
+from nips25_submodular._checks import as_key, check_int, check_real, concrete, count, point_arg
 from nips25_submodular.greedy import check_problem, greedy
 from nips25_submodular.matroids import Partition
 from nips25_submodular.selection import Selection
@@ -26,7 +25,7 @@ from nips25_submodular.set_functions import SetFunction
 
 __all__ = ["measured_continuous_greedy", "multilinear", "pipage_rounding"]
 
-_ROUND_TOL = 1e-9
+_ROUND_TOL = 1e-6  # float32 arithmetic: coordinates within 1e-6 of 0 or 1 count as integral
 
 
 @partial(jax.jit, static_argnames=("n_samples",))
@@ -36,7 +35,7 @@ def _multilinear(f: SetFunction, y: jax.Array, key: jax.Array, *, n_samples: int
     return values.mean(), values.std() / jnp.sqrt(n_samples)
 
 
-def multilinear(f: SetFunction, y: Any, *, n_samples: int = 256, key: jax.Array) -> tuple[float, float]:
+def multilinear(f: SetFunction, y: Any, *, n_samples: int = 256, key: jax.Array) -> tuple[jax.Array, jax.Array]:
     r"""Monte-Carlo estimate of the multilinear extension :math:`F(y) = \sum_S f(S) \prod_{i\in S} y_i
     \prod_{i \notin S} (1 - y_i)`.
 
@@ -47,30 +46,26 @@ def multilinear(f: SetFunction, y: Any, *, n_samples: int = 256, key: jax.Array)
         key: PRNG key.
 
     Returns:
-        ``(estimate, standard_error)``.
+        ``(estimate, standard_error)``, two float scalar JAX arrays.
+
+    Traceable: ``jax.jit``/``jax.vmap`` over ``y``, ``key`` or ``f`` work (e.g. a batch of points ``(B, n)``);
+    under tracing the range of ``y`` is not checked.
 
     Raises:
-        ValueError: if ``y`` has the wrong shape, leaves :math:`[0, 1]` or is not finite, or ``n_samples < 1``.
+        ValueError: if ``y`` has the wrong shape, or (when concrete) leaves :math:`[0, 1]` or is not finite, or
+            ``n_samples < 1``.
 
     Example:
         >>> from nips25_submodular import Modular
         >>> est, se = multilinear(Modular([1.0, 2.0]), [1.0, 0.0], n_samples=8, key=jax.random.key(0))
-        >>> est, se
+        >>> float(est), float(se)
         (1.0, 0.0)
     """
     if not isinstance(f, SetFunction):
         raise TypeError(f"f must be a SetFunction, got {type(f).__name__}")
-    yy = _check_point(y, f.n)
+    yy = point_arg(y, "y", n=f.n)
     n_samples = check_int(n_samples, "n_samples", low=1)
-    est, se = _multilinear(f, jnp.asarray(yy), as_key(key), n_samples=n_samples)
-    return float(est), float(se)
-
-
-def _check_point(y: Any, n: int) -> np.ndarray:
-    yy = as_vector(y, "y", n=n)
-    if (yy < 0).any() or (yy > 1).any():
-        raise ValueError("y must lie in [0, 1]^n")
-    return yy
+    return _multilinear(f, yy, as_key(key), n_samples=n_samples)
 
 
 @partial(jax.jit, static_argnames=("steps", "n_samples", "monotone"))
@@ -90,14 +85,47 @@ def _mcg_scan(
     return y, evals.sum()
 
 
-def pipage_rounding(y: Any, matroid: Partition, *, key: jax.Array) -> np.ndarray:
+@jax.jit
+def _pipage(y: jax.Array, labels: jax.Array, caps: jax.Array, ground: jax.Array, key: jax.Array) -> jax.Array:
+    """One left-to-right pass: each class keeps one fractional "carry" element, paired with the next fractional one."""
+    n, c = y.shape[0], caps.shape[0]
+    k_pair, k_last = jax.random.split(key)
+    u, v = jax.random.uniform(k_pair, (n,)), jax.random.uniform(k_last, (c,))
+
+    def fractional(x: jax.Array) -> jax.Array:
+        return (x > _ROUND_TOL) & (x < 1 - _ROUND_TOL)
+
+    def step(carry: tuple[jax.Array, jax.Array], j: jax.Array) -> tuple[tuple[jax.Array, jax.Array], None]:
+        yy, cur = carry
+        cls = labels[j]
+        i = cur[cls]
+        pair = fractional(yy[j]) & (i >= 0)
+        yi, yj = yy[jnp.maximum(i, 0)], yy[j]
+        up, down = jnp.minimum(1 - yi, yj), jnp.minimum(yi, 1 - yj)
+        move = jnp.where(u[j] < down / jnp.where(pair, up + down, 1.0), up, -down)
+        new_i, new_j = yi + move, yj - move
+        paired = yy.at[jnp.maximum(i, 0)].set(new_i).at[j].set(new_j)
+        keep = jnp.where(fractional(new_i), i, jnp.where(fractional(new_j), j, -1))
+        nxt = jnp.where(pair, keep, jnp.where(fractional(yj), j, i))
+        return (jnp.where(pair, paired, yy), cur.at[cls].set(nxt)), None
+
+    (yy, cur), _ = jax.lax.scan(step, (y, jnp.full(c, -1, jnp.int32)), jnp.arange(n))
+    full = jnp.zeros(c, jnp.int32).at[labels].add((~fractional(yy) & (yy > 0.5)).astype(jnp.int32))
+    last = yy[jnp.maximum(cur, 0)]
+    up = (cur >= 0) & (full < caps) & (v < last)
+    yy = yy.at[jnp.where(cur >= 0, cur, n)].set(up.astype(yy.dtype), mode="drop")
+    return (yy > 0.5) & ground
+
+
+def pipage_rounding(y: Any, matroid: Partition, *, key: jax.Array) -> jax.Array:
     r"""Randomised pipage rounding of a point of a partition matroid polytope to an independent set.
 
     Within each class, two fractional coordinates :math:`i, j` are moved along :math:`e_i - e_j` to one of the two
     ends of the feasible segment, with probabilities that keep :math:`\mathbb E[y]` unchanged, until at most one is
     fractional; that last one is rounded up with probability :math:`y_i` (room is left because
     :math:`\sum_{i \in P_c} y_i \le k_c`). Each marginal is preserved, and since :math:`F` is convex along
-    :math:`e_i - e_j` for submodular :math:`f`, :math:`\mathbb E[f(S)] \ge F(y)` (Calinescu et al. 2011).
+    :math:`e_i - e_j` for submodular :math:`f`, :math:`\mathbb E[f(S)] \ge F(y)` (Calinescu et al. 2011). One
+    ``lax.scan`` over the elements (pairs formed in index order within each class).
 
     Args:
         y: point ``(n,)`` with :math:`0 \le y \le 1`, zero outside ``matroid.ground`` and
@@ -106,10 +134,13 @@ def pipage_rounding(y: Any, matroid: Partition, *, key: jax.Array) -> np.ndarray
         key: PRNG key.
 
     Returns:
-        Boolean mask ``(n,)`` of an independent set.
+        Boolean JAX mask ``(n,)`` of an independent set.
+
+    Traceable: ``jax.jit``/``jax.vmap`` over ``y`` and ``key`` work; the polytope checks run only on concrete
+    inputs.
 
     Raises:
-        ValueError: if ``y`` is not in the matroid polytope.
+        ValueError: if a concrete ``y`` is not in the matroid polytope, or ``y`` has the wrong shape.
 
     Example:
         >>> from nips25_submodular import Uniform
@@ -118,27 +149,14 @@ def pipage_rounding(y: Any, matroid: Partition, *, key: jax.Array) -> np.ndarray
     """
     if not isinstance(matroid, Partition):
         raise TypeError(f"matroid must be a Partition/Uniform/Free matroid, got {type(matroid).__name__}")
-    yy = _check_point(y, matroid.n).copy()
-    labels, caps, ground = (np.asarray(a) for a in (matroid.labels, matroid.caps, matroid.ground))
-    if (yy[~ground] > _ROUND_TOL).any():
-        raise ValueError("y must be zero outside matroid.ground")
-    totals = np.bincount(labels, weights=yy, minlength=caps.shape[0])
-    if (totals > caps + 1e-6).any():
-        raise ValueError("y must satisfy sum(y over class c) <= caps[c] (the matroid polytope)")
-    rng = np.random.default_rng(np.asarray(jax.random.key_data(as_key(key))).astype(np.uint64).tolist())
-    for c in range(caps.shape[0]):
-        members = [i for i in np.flatnonzero(labels == c) if _ROUND_TOL < yy[i] < 1 - _ROUND_TOL]
-        while len(members) >= 2:
-            i, j = members[0], members[1]
-            up, down = min(1 - yy[i], yy[j]), min(yy[i], 1 - yy[j])
-            step = up if rng.random() < down / (up + down) else -down
-            yy[i], yy[j] = yy[i] + step, yy[j] - step
-            members = [e for e in members if _ROUND_TOL < yy[e] < 1 - _ROUND_TOL]
-        if members:
-            i = members[0]
-            room = np.sum((labels == c) & (yy >= 1 - _ROUND_TOL)) < caps[c]
-            yy[i] = float(room and rng.random() < yy[i])
-    return (yy > 0.5) & ground
+    yy = point_arg(y, "y", n=matroid.n)
+    if concrete(yy, matroid):
+        if bool(jnp.any(jnp.where(matroid.ground, 0.0, yy) > _ROUND_TOL)):
+            raise ValueError("y must be zero outside matroid.ground")
+        totals = jnp.zeros(matroid.n_classes).at[matroid.labels].add(yy)
+        if bool(jnp.any(totals > matroid.caps + _ROUND_TOL)):
+            raise ValueError("y must satisfy sum(y over class c) <= caps[c] (the matroid polytope)")
+    return _pipage(yy, matroid.labels, matroid.caps, matroid.ground, as_key(key))
 
 
 def measured_continuous_greedy(
@@ -170,7 +188,11 @@ def measured_continuous_greedy(
         complete: complete the rounded set greedily to a base; default ``monotone``.
 
     Returns:
-        :class:`Selection` with ``mask``, ``y`` (the fractional point) and ``queries``.
+        :class:`Selection` with ``mask`` (bool ``(n,)``), ``y`` (the fractional point, float ``(n,)``) and
+        ``queries``.
+
+    Traceable: ``jax.jit``/``jax.vmap`` over ``key`` or ``f`` (e.g. a batch of noisy oracles) work; ``delta``,
+    ``n_samples``, ``monotone`` and ``complete`` are static.
 
     Raises:
         ValueError: if ``delta`` is outside :math:`(0, 1]`, ``n_samples < 1`` or the sizes differ.
@@ -194,10 +216,10 @@ def measured_continuous_greedy(
     y, evals = _mcg_scan(
         f, matroid, k_run, jnp.asarray(delta, jnp.float32), steps=steps, n_samples=n_samples, monotone=monotone
     )
-    y_np = np.clip(np.asarray(y, dtype=np.float64), 0.0, 1.0)
-    mask = pipage_rounding(y_np, matroid, key=k_round)
-    queries = round(float(evals)) * f.queries_per_eval
+    y = jnp.clip(y, 0.0, 1.0)
+    mask = _pipage(y, matroid.labels, matroid.caps, matroid.ground, k_round)
+    queries = jnp.round(evals).astype(jnp.int32) * f.queries_per_eval
     if monotone if complete is None else complete:
         done = greedy(f, matroid, init=mask)
         mask, queries = done.mask, queries + done.queries
-    return Selection(mask=mask, queries=queries, y=y_np)
+    return Selection(mask=mask, queries=count(queries), y=y)

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nips25_submodular._checks import as_key
+from nips25_submodular._checks import as_key, concrete, count
 from nips25_submodular.greedy import check_problem
 from nips25_submodular.matroids import Free, Partition
 from nips25_submodular.selection import Selection
@@ -60,7 +60,9 @@ def check_free(matroid: Partition) -> None:
 
     Double greedy solves the unconstrained problem only; a capacity it would ignore makes its output infeasible.
     """
-    usable = int(np.asarray(matroid.ground).sum())
+    if not concrete(matroid):  # a traced matroid (vmap over instances): its capacities cannot be read
+        return
+    usable = int(np.asarray(matroid.ground).sum())  # matroids are small host-side objects
     if matroid.rank != usable:
         raise ValueError(
             f"matroid must be Free for double greedy (an unconstrained algorithm), got {matroid!r} with rank "
@@ -90,11 +92,15 @@ def double_greedy(
         order: permutation of ``range(n)`` giving the element order; default ``0, 1, ..., n-1``.
 
     Returns:
-        :class:`Selection` with the final :math:`X = Y`.
+        :class:`Selection` with the final :math:`X = Y` (bool ``(n,)``).
+
+    Traceable: ``jax.jit``/``jax.vmap`` over ``key``, ``order`` or ``f`` (a batch of noisy oracles, of graphs of one
+    size) work; under tracing a permutation check on ``order`` and the free-matroid check on a traced matroid are
+    skipped (shapes and dtypes are still checked).
 
     Raises:
-        ValueError: if ``matroid`` is not free (a capacity below its number of usable elements), ``order`` is not a
-            permutation, ``key`` is missing when ``randomized``, or sizes differ.
+        ValueError: if ``matroid`` is not free (a capacity below its number of usable elements), a concrete ``order`` is
+            not a permutation, ``key`` is missing when ``randomized``, or sizes differ.
 
     References:
         Buchbinder, Feldman, Naor & Schwartz, "A tight linear time (1/2)-approximation for unconstrained
@@ -110,8 +116,10 @@ def double_greedy(
     assert matroid is not None
     check_free(matroid)
     n = f.n
-    perm = np.arange(n) if order is None else np.asarray(order)
-    if perm.shape != (n,) or not np.array_equal(np.sort(perm), np.arange(n)):
+    perm = jnp.arange(n) if order is None else jnp.asarray(order)
+    if perm.shape != (n,) or not jnp.issubdtype(perm.dtype, jnp.integer):
+        raise ValueError(f"order must be a permutation of range({n}) (integer, shape ({n},)), got shape {perm.shape}")
+    if concrete(perm) and not bool(jnp.array_equal(jnp.sort(perm), jnp.arange(n))):
         raise ValueError(f"order must be a permutation of range({n})")
     if randomized:
         if key is None:
@@ -119,6 +127,5 @@ def double_greedy(
         u = jax.random.uniform(as_key(key), (n,))
     else:
         u = jnp.zeros(n)
-    x = _double_greedy_scan(f, matroid.ground, jnp.asarray(perm), u, randomized=randomized)
-    n_used = int(np.asarray(matroid.ground).sum())
-    return Selection(mask=np.asarray(x), queries=(2 + 2 * n_used) * f.queries_per_eval)
+    x = _double_greedy_scan(f, matroid.ground, perm, u, randomized=randomized)
+    return Selection(mask=x, queries=count((2 + 2 * matroid.ground.sum()) * f.queries_per_eval))

@@ -13,9 +13,8 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from nips25_submodular._checks import as_mask
+from nips25_submodular._checks import concrete, count, mask_arg
 from nips25_submodular.matroids import Partition
 from nips25_submodular.selection import Selection
 from nips25_submodular.set_functions import SetFunction
@@ -72,11 +71,15 @@ def greedy(f: SetFunction, matroid: Partition, *, stop_at_nonpositive: bool = Fa
         init: boolean ``(n,)`` independent set to start from (default empty), e.g. to complete a rounded set.
 
     Returns:
-        :class:`Selection` with ``mask``, ``order`` and ``gains`` of the picks (``-1``/``nan`` padding when it
-        stopped early) and ``queries``.
+        :class:`Selection` with ``mask`` (bool ``(n,)``), ``order`` (int32 ``(k,)``) and ``gains`` (float ``(k,)``)
+        of the picks (``-1``/``nan`` padding when it stopped early; ``k = rank - |init|``, or ``n`` when the
+        matroid or ``init`` is traced) and ``queries``.
+
+    Traceable: ``jax.jit``/``jax.vmap`` over ``f`` (e.g. noisy oracles with a batch of keys or noise levels),
+    ``init`` or the matroid's arrays work; under tracing the independence of ``init`` is not checked.
 
     Raises:
-        ValueError: if the sizes of ``f`` and ``matroid`` differ or ``init`` is not independent.
+        ValueError: if the sizes of ``f`` and ``matroid`` differ or a concrete ``init`` is not independent.
 
     References:
         Fisher, Nemhauser & Wolsey, "An analysis of approximations for maximizing submodular set functions II",
@@ -88,20 +91,16 @@ def greedy(f: SetFunction, matroid: Partition, *, stop_at_nonpositive: bool = Fa
         [1, 2]
     """
     check_problem(f, matroid)
-    start = np.zeros(f.n, dtype=bool) if init is None else as_mask(init, "init", n=f.n)
-    if not bool(matroid.independent(jnp.asarray(start))):
+    start = jnp.zeros(f.n, dtype=bool) if init is None else mask_arg(init, "init", n=f.n)
+    static = concrete(matroid)
+    if static and concrete(start) and not bool(matroid.independent(start)):
         raise ValueError("init must be an independent set of matroid")
-    steps = matroid.rank
-    mask, order, gains, evals = _greedy_loop(
-        f, matroid, jnp.asarray(start), steps=steps, stop_at_nonpositive=stop_at_nonpositive
-    )
-    k = steps - int(start.sum())
-    return Selection(
-        mask=np.asarray(mask),
-        queries=int(evals) * f.queries_per_eval,
-        order=np.asarray(order)[:k],
-        gains=np.asarray(gains)[:k],
-    )
+    steps = matroid.rank if static else matroid.n
+    mask, order, gains, evals = _greedy_loop(f, matroid, start, steps=steps, stop_at_nonpositive=stop_at_nonpositive)
+    if concrete(start) and static:
+        k = steps - int(start.sum())
+        order, gains = order[:k], gains[:k]
+    return Selection(mask=mask, queries=count(evals * f.queries_per_eval), order=order, gains=gains)
 
 
 def check_problem(f: Any, matroid: Any) -> None:

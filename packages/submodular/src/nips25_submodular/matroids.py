@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from nips25_submodular._checks import as_key, as_mask, as_vector, check_int
+from nips25_submodular._checks import as_key, as_mask, check_int
 
 __all__ = ["Free", "Partition", "Uniform"]
 
@@ -44,7 +44,11 @@ class Partition:
             raise ValueError(f"labels must be a non-empty 1-D integer array, got shape {lab.shape}")
         if not np.issubdtype(lab.dtype, np.integer):
             raise TypeError(f"labels must hold integers, got dtype {lab.dtype}")
-        cap = as_vector(caps, "caps", nonnegative=True)
+        cap = np.asarray(caps, dtype=np.float64)  # matroids are built on the host: their rank is static
+        if cap.ndim != 1 or cap.size == 0:
+            raise ValueError(f"caps must be a non-empty 1-D array, got shape {cap.shape}")
+        if not np.isfinite(cap).all() or (cap < 0).any():
+            raise ValueError("caps must be finite and non-negative")
         if (cap != np.round(cap)).any():
             raise ValueError("caps must hold integers")
         if lab.min() < 0 or lab.max() >= cap.shape[0]:

@@ -24,7 +24,7 @@ from nips25_submodular.greedy import check_problem, greedy
 from nips25_submodular.matroids import Partition
 from nips25_submodular.selection import Selection
 from nips25_submodular.set_functions import SetFunction
-from nips25_submodular.smoothing import SmoothedSurrogate, smoothing_subsets, theory_params
+from nips25_submodular.smoothing import SmoothedSurrogate, smoothing_factor, smoothing_subsets, theory_params
 
 __all__ = ["INNER_ALGORITHMS", "PRACTICAL", "VOID_GUARANTEE", "MetaParams", "noisy_meta", "run_inner"]
 
@@ -98,6 +98,7 @@ def noisy_meta(
     nu: float = 1.0,
     delta: float = 0.1,
     inner_kwargs: dict[str, Any] | None = None,
+    complete: bool = False,
 ) -> Selection:
     r"""Maximise through a persistent noisy oracle with the smoothing meta-algorithm (Algorithm 1).
 
@@ -108,7 +109,14 @@ def noisy_meta(
     ``preset="practical"`` uses ``h=8, t=3, m=56`` (:data:`PRACTICAL`), **which voids the worst-case
     guarantee**; ``preset="theory"`` takes ``(m, t, h)`` from :func:`theory_params` for ``eps, nu, delta`` and
     raises when the rank is too small (``r <= 2h``); ``preset=None`` needs explicit ``h, t, m``. Explicit values
-    override a preset's. ``info["guarantee"]`` records which guarantee applies.
+    override a preset's. ``info["guarantee"]`` records which guarantee applies and ``info["smoothing_factor"]`` the
+    smoothing lemma's :math:`\rho` (:func:`smoothing_factor`) at these ``(r, h, t)``: the guarantee is the inner
+    algorithm's ratio times :math:`\rho`, void when :math:`\rho \le 0` (the practical preset gives
+    :math:`\rho = 0.067` on a free matroid of rank 32).
+
+    The output :math:`S_H \cup H'` has at most :math:`r - h + t` elements, never a base. With ``complete=True``
+    (monotone ``f`` only) it is then completed greedily to a base of ``matroid`` with the oracle itself (extra
+    queries counted): for monotone ``f`` adding elements never lowers the true value, so the guarantee is kept.
 
     Args:
         oracle: the noisy (or noiseless) value oracle, ground set size ``n``.
@@ -121,14 +129,17 @@ def noisy_meta(
         h, t, m: smoothing-set size, subset size and number of subsets (``t < h``, ``m <= C(h, t)``, ``h < r``).
         eps, nu, delta: accuracy, noise parameter and failure probability for ``preset="theory"``.
         inner_kwargs: extra keyword arguments of the inner algorithm (e.g. ``delta``, ``n_samples``).
+        complete: greedily complete the output to a base with ``oracle`` (requires ``monotone=True``).
 
     Returns:
         :class:`Selection` of :math:`S_H \cup H'` with ``queries`` (oracle queries of the inner run on the
-        surrogate) and ``info``: ``H``, ``subsets``, ``H_prime``, ``params``, ``preset``, ``guarantee``.
+        surrogate, plus the completion's) and ``info``: ``H``, ``subsets``, ``H_prime``, ``params``, ``preset``,
+        ``guarantee``, ``smoothing_factor``, ``completed`` (elements added by the completion, ``0`` without it).
 
     Raises:
         ValueError: if ``matroid`` is not free with ``inner="double_greedy"``, ``h >= rank``, ``t >= h``,
-            ``m > C(h, t)``, a preset is unknown, or the theory preset is infeasible at this rank.
+            ``m > C(h, t)``, a preset is unknown, the theory preset is infeasible at this rank, or ``complete`` is set
+            with ``monotone=False``.
 
     References:
         Bhawalkar, Cai, Feng, Liaw, Lin, "A Unified Approach to Submodular Maximization Under Noise",
@@ -140,10 +151,12 @@ def noisy_meta(
         >>> W = nx.to_numpy_array(nx.cycle_graph(20))
         >>> o = PersistentNoisyOracle(GraphCut(W), sigma=0.2, key=jax.random.key(0))
         >>> sel = noisy_meta(o, Free(20), "double_greedy", key=jax.random.key(1), monotone=False)
-        >>> sel.info["params"]
-        {'h': 8, 't': 3, 'm': 56}
+        >>> sel.info["params"], round(sel.info["smoothing_factor"], 3)
+        ({'h': 8, 't': 3, 'm': 56}, -0.267)
     """
     check_problem(oracle, matroid)
+    if complete and not monotone:
+        raise ValueError("complete=True needs monotone=True (adding elements can lower a non-monotone f)")
     if inner == "double_greedy":
         check_free(matroid)
     rank = matroid.rank
@@ -184,11 +197,18 @@ def noisy_meta(
     surrogate = SmoothedSurrogate(oracle, subsets)
     inner_sel = run_inner(inner, surrogate, matroid.contract(H), key=k_inner, monotone=monotone, **(inner_kwargs or {}))
     h_prime = smoothing_subsets(H, t=params.t, m=1, key=k_out)[0]
-    exact_preset = theory is not None and (params.h, params.t, params.m) == (theory.h, theory.t, theory.m)
+    rho = smoothing_factor(rank, params.h, params.t, monotone=monotone)
+    exact_preset = rho > 0 and theory is not None and (params.h, params.t, params.m) == (theory.h, theory.t, theory.m)
     name = inner if isinstance(inner, str) else getattr(inner, "__name__", "custom")
     guarantee = (
         _GUARANTEE.get((name, monotone), "inner algorithm's guarantee - O(eps)") if exact_preset else VOID_GUARANTEE
     )
+    mask = inner_sel.mask | h_prime
+    queries, added = inner_sel.queries, 0
+    if complete:
+        done = greedy(oracle, matroid, init=mask)
+        added = int(done.mask.sum() - mask.sum())
+        mask, queries = done.mask, queries + done.queries
     info = {
         "H": H,
         "subsets": subsets,
@@ -196,6 +216,8 @@ def noisy_meta(
         "params": {"h": params.h, "t": params.t, "m": params.m},
         "preset": preset,
         "guarantee": guarantee,
+        "smoothing_factor": rho,
+        "completed": added,
         "inner_selection": inner_sel,
     }
-    return Selection(mask=inner_sel.mask | h_prime, queries=inner_sel.queries, y=inner_sel.y, info=info)
+    return Selection(mask=mask, queries=queries, y=inner_sel.y, info=info)

@@ -14,7 +14,7 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 
-from nips25_submodular._checks import as_key, check_real
+from nips25_submodular._checks import as_key, check_real_or_traced
 from nips25_submodular.set_functions import SetFunction
 
 __all__ = ["NOISE_FAMILIES", "PersistentNoisyOracle", "set_key"]
@@ -79,8 +79,12 @@ class PersistentNoisyOracle(SetFunction):
         clip: clip :math:`\xi_S` at 0 so that multiplicative values stay non-negative (biases the mean; off by
             default).
 
+    Traceable: the oracle can be built inside ``jax.jit``/``jax.vmap`` with a traced ``sigma`` or ``key`` (a sweep
+    over noise levels and realisations in one program, see :func:`~nips25_submodular.noisy_sweep`); a traced
+    ``sigma`` is not range-checked.
+
     Raises:
-        ValueError: if ``sigma`` is negative or not finite, or ``noise``/``mode`` is unknown.
+        ValueError: if a concrete ``sigma`` is negative or not finite, or ``noise``/``mode`` is unknown.
         TypeError: if ``f`` is not a :class:`SetFunction` or ``key`` is not a PRNG key.
 
     References:
@@ -114,7 +118,7 @@ class PersistentNoisyOracle(SetFunction):
         if mode not in ("mult", "add"):
             raise ValueError(f"mode must be 'mult' or 'add', got {mode!r}")
         self.f = f
-        self.sigma = jnp.asarray(check_real(sigma, "sigma", low=0.0), dtype=jnp.float32)
+        self.sigma = jnp.asarray(check_real_or_traced(sigma, "sigma", low=0.0), dtype=jnp.float32)
         self.key = as_key(key)
         self.noise = noise
         self.mode = mode

@@ -66,9 +66,11 @@ class FacilityLocationSelection(TransformerMixin, BaseEstimator):  # type: ignor
 
     def _similarity(self, X: Any) -> np.ndarray:
         if self.metric == "precomputed":
-            return as_matrix(X, "X", nonnegative=True, square=True)
+            as_matrix(X, "X", nonnegative=True, square=True)  # validation only: keep the caller's float64 values
+            return np.asarray(X, dtype=np.float64)
         if self.metric == "rbf":
-            return rbf_kernel(as_matrix(X, "X"), gamma=self.gamma)
+            as_matrix(X, "X")
+            return rbf_kernel(np.asarray(X, dtype=np.float64), gamma=self.gamma)
         raise ValueError(f"metric must be 'rbf' or 'precomputed', got {self.metric!r}")
 
     def fit(self, X: Any, y: Any = None) -> FacilityLocationSelection:

@@ -12,9 +12,8 @@ from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from nips25_submodular._checks import as_mask, as_matrix, as_vector
+from nips25_submodular._checks import as_matrix, as_vector, concrete, mask_arg
 
 __all__ = ["Coverage", "FacilityLocation", "GraphCut", "Modular", "SetFunction"]
 
@@ -65,15 +64,15 @@ class SetFunction:
         raise NotImplementedError
 
     def __call__(self, mask: Any) -> jax.Array:
-        """:math:`f(S)`; a concrete ``mask`` is checked (shape ``(n,)``, bool or 0/1 integers) before evaluation.
+        """:math:`f(S)`; ``mask`` is checked (shape ``(n,)``, bool or integer dtype; 0/1 values when concrete).
+
+        Traceable: under ``jit``/``vmap`` only the shape and dtype are checked.
 
         Raises:
-            ValueError: if a concrete ``mask`` does not have shape ``(n,)``.
-            TypeError: if a concrete ``mask`` is not boolean (or 0/1 integers).
+            ValueError: if ``mask`` does not have shape ``(n,)``.
+            TypeError: if ``mask`` is not boolean (or 0/1 integers).
         """
-        if not isinstance(mask, jax.core.Tracer):  # traced masks (inside jit/vmap) are not checked: no host sync
-            mask = as_mask(mask, "mask", n=self.n)
-        return self.value(jnp.asarray(mask, dtype=bool))
+        return self.value(mask_arg(mask, "mask", n=self.n))
 
     def gains(self, mask: jax.Array) -> jax.Array:
         r"""Marginal gains :math:`f(S \cup \{i\}) - f(S)` for all :math:`i`, shape ``(n,)``; zero for :math:`i \in S`.
@@ -109,7 +108,7 @@ class FacilityLocation(SetFunction):
     _leaves = ("sim",)
 
     def __init__(self, sim: Any) -> None:
-        self.sim = jnp.asarray(as_matrix(sim, "sim", nonnegative=True))
+        self.sim = as_matrix(sim, "sim", nonnegative=True)
 
     @property
     def n(self) -> int:
@@ -148,10 +147,9 @@ class GraphCut(SetFunction):
 
     def __init__(self, W: Any) -> None:
         w = as_matrix(W, "W", nonnegative=True, square=True)
-        if not np.allclose(w, w.T):
+        if concrete(w) and not bool(jnp.allclose(w, w.T)):
             raise ValueError("W must be symmetric (an undirected graph)")
-        np.fill_diagonal(w, 0.0)
-        self.W = jnp.asarray(w)
+        self.W = jnp.where(jnp.eye(w.shape[0], dtype=bool), 0.0, w)
 
     @property
     def n(self) -> int:
@@ -189,13 +187,13 @@ class Coverage(SetFunction):
 
     def __init__(self, incidence: Any, weights: Any = None) -> None:
         inc = as_matrix(incidence, "incidence")
-        if not np.isin(inc, (0.0, 1.0)).all():
+        if concrete(inc) and not bool(jnp.all((inc == 0) | (inc == 1))):
             raise ValueError("incidence must hold only 0 and 1")
-        w = np.ones(inc.shape[0]) if weights is None else as_vector(weights, "weights", nonnegative=True)
+        w = jnp.ones(inc.shape[0]) if weights is None else as_vector(weights, "weights", nonnegative=True)
         if w.shape[0] != inc.shape[0]:
             raise ValueError(f"weights must have shape ({inc.shape[0]},) (one per item), got {w.shape}")
-        self.incidence = jnp.asarray(inc)
-        self.weights = jnp.asarray(w)
+        self.incidence = inc
+        self.weights = w
 
     @property
     def n(self) -> int:
@@ -227,7 +225,7 @@ class Modular(SetFunction):
     _leaves = ("w",)
 
     def __init__(self, w: Any) -> None:
-        self.w = jnp.asarray(as_vector(w, "w"))
+        self.w = as_vector(w, "w")
 
     @property
     def n(self) -> int:
