@@ -73,7 +73,9 @@ def _build(session: nox.Session, slug: str) -> Path:
 
 
 def _env() -> dict[str, str]:
-    return {**OFFLINE, "NIPS25_CACHE_DIR": str(ROOT / ".cache" / "nips25")}
+    # PYTHONDONTWRITEBYTECODE="" (unset): let Python cache bytecode in the session's environment, or every process
+    # the tests start (accelerate's 2-process runs, CLI subprocesses) recompiles torch on import (~30 s each)
+    return {**OFFLINE, "NIPS25_CACHE_DIR": str(ROOT / ".cache" / "nips25"), "PYTHONDONTWRITEBYTECODE": ""}
 
 
 @nox.session(python=False, venv_backend="none")
