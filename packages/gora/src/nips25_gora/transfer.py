@@ -29,6 +29,7 @@ __all__ = ["reproduce_digits"]
 
 log = get_logger(__name__)
 BUDGET_TOL = 0.15
+BUDGET_TOL_PERCENT = 15  # BUDGET_TOL in integer percent, so that the check below is exact
 INIT_COST_MAX = 0.10
 SATURATED = (0.25, 0.97)  # chance is 0.2; an arm outside this band cannot show a difference
 LR_SEED_OFFSET = 1000
@@ -205,7 +206,9 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
                   "max_rank": max(max(i.ranks.values()) for i in infos),
                   "ranks_seed0": infos[0].ranks},
         criterion=f"|realised/B - 1| <= {BUDGET_TOL} and 1 <= r_i <= 32 on every seed",
-        holds=bool(all(abs(x - 1) <= BUDGET_TOL for x in ratios)
+        # in integers: realised = 0.85 B is inside the tolerance, but in floats |0.85 - 1| = 0.15000000000000002
+        # > 0.15 (it decided the first quick run, 2026-12-01; see README)
+        holds=bool(all(abs(i.realised - i.budget) * 100 <= BUDGET_TOL_PERCENT * i.budget for i in infos)
                    and all(1 <= r <= 32 for i in infos for r in i.ranks.values())),
         scale_note=f"4 matrices (128x64, 3 x 128x128), r_ref={p.r_ref}.",
     ))  # fmt: skip
