@@ -10,11 +10,11 @@ import textwrap
 SCRIPT = textwrap.dedent(
     """
     import jax, jax.numpy as jnp, numpy as np
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     from nips25_gnnclt import METRICS, class_moments, clt_metrics, clt_sweep, default_model, scaled_centered
 
     assert jax.device_count() == 2, jax.devices()
-    mesh = jax.make_mesh((2,), ("r",))
+    mesh = Mesh(jax.devices(), ("r",))  # automatic (GSPMD) axes
     rows = NamedSharding(mesh, P("r"))
     model = default_model()
     nus = [20.0, 40.0]
