@@ -47,7 +47,7 @@ def collapse_ratio(model: CSBM, k: int) -> Any:
         ValueError: if ``k < 1`` or the means have fewer than 2 rows or columns.
 
     Example:
-        >>> m = CSBM(pi=[0.5, 0.5], B=[[1.5, 0.5], [0.5, 1.0]], means=np.eye(2), cov=np.eye(2))
+        >>> m = CSBM(pi=[0.5, 0.5], B=[[1.5, 0.5], [0.5, 1.0]], means=[[1.0, 0], [0, 1.0]], cov=[[1.0, 0], [0, 1.0]])
         >>> round(collapse_ratio(m, 2) / eigenvalue_ratio(m) ** 2, 12)
         1.0
     """
