@@ -36,6 +36,7 @@ from nips25_gnnclt.oversmoothing import (
 )
 from nips25_gnnclt.polynomial import graph_power, poly_features
 from nips25_gnnclt.sampling import CSBMSample, sample_csbm
+from nips25_gnnclt.sweep import METRICS, clt_metrics, clt_sweep
 from nips25_gnnclt.wasserstein import sliced_w1, sliced_w1_to_mixture, w1_1d, w1_1d_to_mixture, w1_matching
 
 try:
@@ -45,6 +46,7 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "CSBM",
+    "METRICS",
     "CEHead",
     "CSBMSample",
     "GridConfig",
@@ -55,6 +57,8 @@ __all__ = [
     "class_mean_check",
     "class_moments",
     "clt_grid",
+    "clt_metrics",
+    "clt_sweep",
     "collapse_ratio",
     "covariance_error",
     "default_model",

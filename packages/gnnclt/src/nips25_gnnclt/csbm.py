@@ -13,17 +13,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.experimental import sparse as jsparse
 
-from nips25_gnnclt._checks import as_labels, check_int, check_positive, finite_array
+from nips25_gnnclt._checks import (
+    array_module,
+    as_labels,
+    check_int,
+    check_positive,
+    concretely,
+    finite_array,
+    is_traced,
+    real_array,
+    scalar_out,
+)
 
 __all__ = ["CSBM", "fit_csbm"]
 
 
 @dataclass(frozen=True, eq=False)
 class CSBM:
-    r"""A contextual SBM :math:`(\pi, B, M, \Sigma)`; frozen and validated.
+    r"""A contextual SBM :math:`(\pi, B, M, \Sigma)`; frozen, validated, and a JAX pytree.
+
+    The four parameters are the pytree's leaves, so a model can be an argument of ``jax.jit`` and be mapped over
+    with ``jax.vmap`` (a batch of models with stacked leaves). Concrete parameters are checked and stored as
+    read-only float64 numpy arrays; traced parameters (a model built inside ``jit``/``vmap``) are checked for
+    shape only, their values are not inspected.
 
     Args:
         pi: ``(K,)`` class probabilities, positive, summing to 1.
@@ -40,6 +57,8 @@ class CSBM:
         >>> m = CSBM(pi=[0.5, 0.5], B=[[1.5, 0.5], [0.5, 1.0]], means=[[1.0, 0.0], [0.0, 1.0]], cov=0.25 * np.eye(2))
         >>> float(m.average_degree(100.0))
         87.5
+        >>> jax.jit(lambda model: model.Q.sum())(m).item()  # a pytree: the model is a jit argument
+        1.75
     """
 
     pi: Any
@@ -48,22 +67,21 @@ class CSBM:
     cov: Any
 
     def __post_init__(self) -> None:
+        if is_traced(self.pi, self.B, self.means, self.cov):
+            leaves = [jnp.asarray(v, jnp.result_type(float)) for v in (self.pi, self.B, self.means, self.cov)]
+            self._check_shapes(*(v.shape for v in leaves))
+            for name, leaf in zip(("pi", "B", "means", "cov"), leaves, strict=True):
+                object.__setattr__(self, name, leaf)
+            return
         pi = finite_array(self.pi, "pi", ndim=1)
-        k = pi.shape[0]
+        b = finite_array(self.B, "B", ndim=2)
+        means = finite_array(self.means, "means", ndim=2)
+        cov = finite_array(self.cov, "cov", ndim=2)
+        self._check_shapes(pi.shape, b.shape, means.shape, cov.shape)
         if np.any(pi <= 0) or abs(pi.sum() - 1.0) > 1e-8:
             raise ValueError(f"pi must be positive and sum to 1, got {pi.tolist()}")
-        b = finite_array(self.B, "B", ndim=2)
-        if b.shape != (k, k):
-            raise ValueError(f"B must have shape ({k}, {k}) to match pi, got {b.shape}")
         if np.any(b < 0) or not np.allclose(b, b.T, rtol=1e-10, atol=1e-12):
             raise ValueError("B must be symmetric with non-negative entries")
-        means = finite_array(self.means, "means", ndim=2)
-        if means.shape[0] != k:
-            raise ValueError(f"means must have shape ({k}, d) to match pi, got {means.shape}")
-        cov = finite_array(self.cov, "cov", ndim=2)
-        d = means.shape[1]
-        if cov.shape != (d, d):
-            raise ValueError(f"cov must have shape ({d}, {d}) to match means, got {cov.shape}")
         if not np.allclose(cov, cov.T, rtol=1e-10, atol=1e-12):
             raise ValueError("cov must be symmetric")
         if np.linalg.eigvalsh(cov).min() < -1e-10 * max(1.0, float(np.abs(cov).max())):
@@ -71,6 +89,19 @@ class CSBM:
         for name, arr in (("pi", pi), ("B", b), ("means", means), ("cov", cov)):
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
+
+    @staticmethod
+    def _check_shapes(pi: tuple[int, ...], b: tuple[int, ...], means: tuple[int, ...], cov: tuple[int, ...]) -> None:
+        if len(pi) != 1 or pi[0] == 0:
+            raise ValueError(f"pi must be a non-empty 1-dimensional array (K,), got shape {pi}")
+        k = pi[0]
+        if b != (k, k):
+            raise ValueError(f"B must have shape ({k}, {k}) to match pi, got {b}")
+        if len(means) != 2 or means[0] != k or means[1] == 0:
+            raise ValueError(f"means must have shape ({k}, d) to match pi, got {means}")
+        d = means[1]
+        if cov != (d, d):
+            raise ValueError(f"cov must have shape ({d}, {d}) to match means, got {cov}")
 
     @property
     def n_classes(self) -> int:
@@ -83,16 +114,17 @@ class CSBM:
         return int(self.means.shape[1])
 
     @property
-    def Q(self) -> np.ndarray:
+    def Q(self) -> Any:
         r"""``(K, K)`` mean-propagation matrix :math:`Q = B\,\mathrm{diag}(\pi)`.
 
         :math:`\mathbb E[(AX)_i]/\nu \to (QM)_{y_i}`.
         """
         return self.B * self.pi[None, :]
 
-    def average_degree(self, nu: float) -> float:
-        r"""Expected average degree :math:`\nu\,\pi^\top B \pi` (for :math:`n \to \infty`)."""
-        return check_positive(nu, "nu") * float(self.pi @ self.B @ self.pi)
+    def average_degree(self, nu: Any) -> Any:
+        r"""Expected average degree :math:`\nu\,\pi^\top B \pi` (for :math:`n \to \infty`); a float, or a JAX
+        scalar for a traced ``nu`` or model."""
+        return scalar_out(check_positive(nu, "nu") * (self.pi @ self.B @ self.pi))
 
     def nu_for_average_degree(self, degree: float) -> float:
         r""":math:`\nu` giving the expected average degree ``degree`` (the other meaning of the degree scale)."""
@@ -101,18 +133,38 @@ class CSBM:
             raise ValueError("B is zero: no nu gives a positive average degree")
         return check_positive(degree, "degree") / scale
 
-    def edge_probabilities(self, *, n: int, nu: float) -> np.ndarray:
+    def edge_probabilities(self, *, n: int, nu: Any) -> Any:
         r"""``(K, K)`` edge probabilities :math:`\nu B / n`.
 
         Raises:
-            ValueError: if ``n < 2``, ``nu <= 0`` or some probability exceeds 1.
+            ValueError: if ``n < 2``, ``nu <= 0`` or some probability exceeds 1 (values checked when concrete).
         """
         n = check_int(n, "n", minimum=2)
         nu = check_positive(nu, "nu")
         p = nu * self.B / n
-        if p.max() > 1.0:
-            raise ValueError(f"nu * max(B) / n must be <= 1 (a probability), got {p.max():.4g}; lower nu or raise n")
+        if concretely(lambda: p.max() > 1.0, p):
+            raise ValueError(
+                f"nu * max(B) / n must be <= 1 (a probability), got {float(p.max()):.4g}; lower nu or raise n"
+            )
         return p
+
+    def edge_capacity(self, *, n: int, nu: float, sigmas: float = 8.0) -> int:
+        r"""A static length for the padded edge list of :func:`~nips25_gnnclt.sample_csbm` (``capacity=``).
+
+        The padded sampler draws :math:`M \sim \mathrm{Poisson}(\Lambda)` candidate pairs with
+        :math:`\Lambda = -\binom n2 \log(1 - \nu \max B / n)`; this returns
+        :math:`\lceil\Lambda + \mathtt{sigmas}\sqrt\Lambda\rceil + 16`, so that :math:`M` exceeds it with
+        probability below :math:`10^{-15}` for ``sigmas = 8``. For a sweep over ``nu`` pass its largest value.
+
+        Example:
+            >>> m = CSBM(pi=[1.0], B=[[1.0]], means=[[0.0]], cov=[[1.0]])
+            >>> m.edge_capacity(n=1000, nu=10.0)
+            5603
+        """
+        p_max = float(np.max(self.edge_probabilities(n=n, nu=check_positive(nu, "nu"))))
+        sigmas = check_positive(sigmas, "sigmas")
+        lam = -n * (n - 1) / 2.0 * np.log1p(-min(p_max, 1.0 - 1e-12))
+        return int(np.ceil(lam + sigmas * np.sqrt(lam))) + 16
 
     def conditioned_on(self, y: Any, X: Any) -> CSBM:
         r"""The plug-in model of one realisation: :math:`\hat\pi` and :math:`\hat M` from ``(y, X)``, pooled
@@ -120,23 +172,45 @@ class CSBM:
 
         Centring with the plug-in model removes the :math:`O(\sqrt{\nu/n})` shift that the sampling error of
         :math:`\hat\pi, \hat M` would otherwise add to :math:`Z` at finite ``n`` (see README, Choices).
+        Host inputs give a float64 model; JAX inputs (concrete, sharded or traced) are reduced with JAX.
 
         Args:
-            y: ``(n,)`` integer labels in ``[0, K)``; every class must occur.
+            y: ``(n,)`` integer labels in ``[0, K)``; every class must occur (checked when concrete).
             X: ``(n, d)`` features.
         """
-        x = finite_array(X, "X", ndim=2)
+        x = real_array(X, "X", ndim=2)
         lab = as_labels(y, "y", n=x.shape[0], n_classes=self.n_classes)
         if x.shape[1] != self.dim:
             raise ValueError(f"X must have {self.dim} columns to match means, got {x.shape[1]}")
-        counts = np.bincount(lab, minlength=self.n_classes)
-        if np.any(counts == 0):
-            raise ValueError(f"y must contain every class at least once, got counts {counts.tolist()}")
-        pi_hat = counts / counts.sum()
-        means = np.stack([x[lab == c].mean(axis=0) for c in range(self.n_classes)])
+        xp = array_module(x, lab)
+        onehot = (lab[:, None] == xp.arange(self.n_classes)[None, :]).astype(x.dtype)
+        counts = onehot.sum(axis=0)
+        if concretely(lambda: xp.any(counts == 0), counts):
+            got = np.asarray(counts).astype(int).tolist()
+            raise ValueError(f"y must contain every class at least once, got counts {got}")
+        means = (onehot.T @ x) / counts[:, None]
         resid = x - means[lab]
         cov = resid.T @ resid / max(x.shape[0] - self.n_classes, 1)
-        return CSBM(pi=pi_hat, B=self.B, means=means, cov=(cov + cov.T) / 2)
+        pi_hat = counts / x.shape[0]
+        if xp is np:
+            return CSBM(pi=pi_hat, B=self.B, means=means, cov=(cov + cov.T) / 2)
+        dtype = x.dtype
+        return _unchecked(pi_hat.astype(dtype), jnp.asarray(self.B, dtype), means, (cov + cov.T) / 2)
+
+
+def _unchecked(pi: Any, B: Any, means: Any, cov: Any) -> CSBM:
+    """A CSBM from leaves without validation (pytree unflattening, and plug-in models computed in JAX)."""
+    model = object.__new__(CSBM)
+    for name, value in (("pi", pi), ("B", B), ("means", means), ("cov", cov)):
+        object.__setattr__(model, name, value)
+    return model
+
+
+jax.tree_util.register_pytree_node(
+    CSBM,
+    lambda m: ((m.pi, m.B, m.means, m.cov), None),
+    lambda _, leaves: _unchecked(*leaves),
+)
 
 
 def _dense_adjacency(A: Any) -> tuple[np.ndarray, int]:

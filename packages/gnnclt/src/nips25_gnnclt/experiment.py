@@ -77,7 +77,7 @@ def _cell(
     model: CSBM, fitted: CSBM, H: Array, y: np.ndarray, nu: float, k: int, cfg: GridConfig, key: Array
 ) -> dict[str, Any]:
     k_dir, k_sub, k_gmm, k_head = jax.random.split(key, 4)
-    Z = scaled_centered(H, y, fitted, nu=nu, k=k)
+    Z = np.asarray(scaled_centered(H, y, fitted, nu=nu, k=k), np.float64)  # host metrics in float64
     zeros = np.zeros((fitted.n_classes, fitted.dim))
     w1 = sliced_w1_to_mixture(Z, fitted.pi, zeros, limit_covs(fitted, k), k_dir, n_proj=cfg.n_proj)
     w1_naive = sliced_w1_to_mixture(Z, fitted.pi, zeros, naive_covs(fitted, k), k_dir, n_proj=cfg.n_proj)

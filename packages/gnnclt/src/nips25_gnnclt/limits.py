@@ -12,6 +12,9 @@ With :math:`Q = B\,\mathrm{diag}(\pi)` and :math:`m^{(k)} = Q^k M` (rows indexed
 
 These formulas are the researcher's derivation of the theorem (its text was not available); they are checked by
 simulation in the tests and in ``reproduce``.
+
+Every function here is traceable: under ``jax.jit``/``jax.vmap`` (over models, ``nu``, embeddings or labels) it
+computes with ``jax.numpy``; on a model with concrete parameters it returns float64 numpy arrays, as before.
 """
 
 from __future__ import annotations
@@ -22,7 +25,16 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from nips25_gnnclt._checks import as_float_matrix, as_labels, check_int, check_positive
+from nips25_gnnclt._checks import (
+    array_module,
+    as_float_matrix,
+    as_labels,
+    check_int,
+    check_positive,
+    concretely,
+    real_array,
+    scalar_out,
+)
 from nips25_gnnclt.csbm import CSBM
 
 __all__ = [
@@ -42,7 +54,7 @@ def _model(model: Any) -> CSBM:
     return model
 
 
-def limit_means(model: CSBM, k: int) -> np.ndarray:
+def limit_means(model: CSBM, k: int) -> Any:
     r"""Limit class means :math:`m^{(k)} = Q^k M` of :math:`A^k X/\nu^k`, with :math:`Q = B\,\mathrm{diag}(\pi)`.
 
     Args:
@@ -50,7 +62,8 @@ def limit_means(model: CSBM, k: int) -> np.ndarray:
         k: number of hops, ``>= 0``.
 
     Returns:
-        ``(K, d)`` float64 array; row ``c`` is :math:`m^{(k)}_c`.
+        ``(K, d)`` array, float64 numpy for a concrete model (JAX for a traced one); row ``c`` is
+        :math:`m^{(k)}_c`.
 
     Raises:
         TypeError: if ``model`` is not a CSBM.
@@ -63,10 +76,11 @@ def limit_means(model: CSBM, k: int) -> np.ndarray:
     """
     model = _model(model)
     k = check_int(k, "k", minimum=0)
-    return np.linalg.matrix_power(model.Q, k) @ model.means
+    xp = array_module(model.Q, model.means)
+    return xp.linalg.matrix_power(model.Q, k) @ model.means
 
 
-def limit_covs(model: CSBM, k: int) -> np.ndarray:
+def limit_covs(model: CSBM, k: int) -> Any:
     r"""Limit class-conditional covariances :math:`\Gamma^{(k)}_c` of the centred, :math:`\nu^{k-1/2}`-scaled
     embeddings (see the module docstring for the formula).
 
@@ -88,13 +102,14 @@ def limit_covs(model: CSBM, k: int) -> np.ndarray:
     model = _model(model)
     k = check_int(k, "k", minimum=1)
     prev = limit_means(model, k - 1)
-    second = np.einsum("ci,cj->cij", prev, prev)
+    xp = array_module(prev, model.cov)
+    second = xp.einsum("ci,cj->cij", prev, prev)
     if k == 1:
         second = second + model.cov[None]
-    return np.einsum("ab,bij->aij", model.Q, second)
+    return xp.einsum("ab,bij->aij", model.Q, second)
 
 
-def uncentered_covs(model: CSBM, k: int, nu: float) -> np.ndarray:
+def uncentered_covs(model: CSBM, k: int, nu: Any) -> Any:
     r"""Covariances :math:`\Gamma^{(k)}_c/\nu` of the uncentred, :math:`\nu^k`-normalised embeddings
     :math:`A^k X/\nu^k`.
 
@@ -107,7 +122,7 @@ def uncentered_covs(model: CSBM, k: int, nu: float) -> np.ndarray:
     return limit_covs(model, k) / check_positive(nu, "nu")
 
 
-def naive_covs(model: CSBM, k: int) -> np.ndarray:
+def naive_covs(model: CSBM, k: int) -> Any:
     r"""Baseline that ignores graph randomness: the feature-noise-only covariance
     :math:`\sum_{c'} Q_{cc'}\Sigma` (what fixed neighbour counts would give), on the :math:`Z` scale.
 
@@ -119,18 +134,18 @@ def naive_covs(model: CSBM, k: int) -> np.ndarray:
     return model.Q.sum(axis=1)[:, None, None] * model.cov[None]
 
 
-def scaled_centered(H: Any, y: Any, model: CSBM, *, nu: float, k: int) -> Array:
+def scaled_centered(H: Any, y: Any, model: CSBM, *, nu: Any, k: int) -> Array:
     r"""Centred, scaled embeddings :math:`Z_i = (H_i - \nu^k m^{(k)}_{y_i}) / \nu^{k-1/2}` with :math:`H = A^k X`.
 
     Args:
         H: ``(n, d)`` embeddings :math:`A^k X`.
         y: ``(n,)`` integer labels in ``[0, K)``.
         model: the CSBM whose means centre ``H`` (pass ``model.conditioned_on(y, X)`` for the plug-in centring).
-        nu: degree scale :math:`\nu > 0`.
-        k: number of hops, ``>= 1``.
+        nu: degree scale :math:`\nu > 0` (a float or a JAX scalar, e.g. mapped over by ``jax.vmap``).
+        k: number of hops, ``>= 1`` (static).
 
     Returns:
-        ``(n, d)`` array :math:`Z`.
+        ``(n, d)`` array :math:`Z` (JAX, in ``H``'s float dtype).
 
     Raises:
         ValueError: on mismatched shapes, NaN/inf, ``nu <= 0`` or ``k < 1``.
@@ -147,38 +162,53 @@ def scaled_centered(H: Any, y: Any, model: CSBM, *, nu: float, k: int) -> Array:
     k = check_int(k, "k", minimum=1)
     if h.shape[1] != model.dim:
         raise ValueError(f"H must have {model.dim} columns to match the model, got {h.shape[1]}")
-    centre = jnp.asarray(nu**k * limit_means(model, k), h.dtype)[lab]
+    centre = jnp.asarray(limit_means(model, k), h.dtype)[lab] * jnp.asarray(nu**k, h.dtype)
     return (h - centre) / jnp.asarray(nu ** (k - 0.5), h.dtype)
 
 
-def class_moments(Z: Any, y: Any, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+def class_moments(Z: Any, y: Any, n_classes: int) -> tuple[Any, Any]:
     r"""Empirical class means and (unbiased) covariances of the rows of ``Z``.
 
+    Args:
+        Z: ``(n, d)`` rows; a host array is reduced in float64 numpy, a JAX array (sharded or traced) with JAX.
+        y: ``(n,)`` integer labels in ``[0, n_classes)``.
+        n_classes: number of classes ``K >= 1`` (static).
+
     Returns:
-        ``(means (K, d), covs (K, d, d))`` float64.
+        ``(means (K, d), covs (K, d, d))``.
 
     Raises:
-        ValueError: if a class has fewer than 2 members or shapes mismatch.
+        ValueError: if a class has fewer than 2 members (checked when concrete) or shapes mismatch.
+
+    Example:
+        >>> means, covs = class_moments(np.array([[0.0], [2.0], [5.0], [5.0]]), np.array([0, 0, 1, 1]), 2)
+        >>> means.ravel().tolist(), covs.ravel().tolist()
+        ([1.0, 5.0], [2.0, 0.0])
     """
-    z = np.asarray(as_float_matrix(Z, "Z"), dtype=np.float64)
+    z = real_array(Z, "Z", ndim=2)
     k = check_int(n_classes, "n_classes", minimum=1)
     lab = as_labels(y, "y", n=z.shape[0], n_classes=k)
-    counts = np.bincount(lab, minlength=k)
-    if counts.min() < 2:
-        raise ValueError(f"y must have at least 2 members per class, got counts {counts.tolist()}")
-    means = np.stack([z[lab == c].mean(axis=0) for c in range(k)])
-    covs = np.stack([np.cov(z[lab == c], rowvar=False).reshape(z.shape[1], z.shape[1]) for c in range(k)])
+    xp = array_module(z, lab)
+    onehot = (lab[:, None] == xp.arange(k)[None, :]).astype(z.dtype)
+    counts = onehot.sum(axis=0)
+    if concretely(lambda: counts.min() < 2, counts):
+        got = np.asarray(counts).astype(int).tolist()
+        raise ValueError(f"y must have at least 2 members per class, got counts {got}")
+    means = (onehot.T @ z) / counts[:, None]
+    resid = z - means[lab]
+    covs = xp.einsum("nc,ni,nj->cij", onehot, resid, resid) / (counts - 1)[:, None, None]
     return means, covs
 
 
-def covariance_error(Z: Any, y: Any, model: CSBM, k: int) -> float:
+def covariance_error(Z: Any, y: Any, model: CSBM, k: int) -> Any:
     r"""Relative covariance error :math:`\max_c \max|\widehat{\mathrm{Cov}}(Z \mid c) - \Gamma^{(k)}_c| /
     \max_c \max|\Gamma^{(k)}_c|`.
 
     Returns:
-        A non-negative float.
+        A non-negative float (a JAX scalar for JAX input).
     """
     model = _model(model)
     gamma = limit_covs(model, k)
     _, covs = class_moments(Z, y, model.n_classes)
-    return float(np.abs(covs - gamma).max() / np.abs(gamma).max())
+    xp = array_module(covs, gamma)
+    return scalar_out(xp.abs(covs - gamma).max() / xp.abs(gamma).max())

@@ -11,7 +11,7 @@ import numpy as np
 from jax import Array
 from jax.experimental import sparse as jsparse
 
-from nips25_gnnclt._checks import as_float_matrix, check_int, finite_array
+from nips25_gnnclt._checks import as_float_matrix, check_int, concretely, real_array
 
 __all__ = ["graph_power", "poly_features"]
 
@@ -34,7 +34,7 @@ def _check_adjacency(A: Any, n: int) -> jsparse.BCOO | Array:
         raise ValueError(f"X must have {A.shape[0]} rows (one per node of A), got {n}")
     if isinstance(A, jsparse.BCOO):
         return A
-    return jnp.asarray(finite_array(A, "A", ndim=2), jnp.result_type(float))
+    return jnp.asarray(real_array(A, "A", ndim=2), jnp.result_type(float))
 
 
 def poly_features(A: Any, X: Any, coeffs: Sequence[float] | Array, *, weights: Sequence[Any] | None = None) -> Array:
@@ -45,11 +45,14 @@ def poly_features(A: Any, X: Any, coeffs: Sequence[float] | Array, *, weights: S
     :math:`(W^{(0)}, \dots, W^{(L-1)})` the result is right-multiplied by :math:`W = W^{(0)} \cdots W^{(L-1)}`
     (the linear poly-GNN :math:`A^k X W^{(0)}\cdots W^{(k-1)}`); means map as :math:`m \mapsto m W`, covariances
     as :math:`\Gamma \mapsto W^\top \Gamma W`. jit-compiled; ``A`` may be a ``BCOO`` (any ``n``) or dense.
+    Traceable: ``A`` (dense or ``BCOO``), ``X``, ``coeffs`` and ``weights`` may be traced (``jax.jit``,
+    ``jax.vmap`` over graphs, features or coefficients); NaN/inf and :math:`a_k = 0` are checked when concrete.
 
     Args:
         A: ``(n, n)`` adjacency, ``jax.experimental.sparse.BCOO`` or dense array.
         X: ``(n, d)`` node features.
-        coeffs: ``(k + 1,)`` coefficients :math:`a_0, \dots, a_k`, finite, :math:`a_k \ne 0`.
+        coeffs: ``(k + 1,)`` coefficients :math:`a_0, \dots, a_k`, finite, :math:`a_k \ne 0` (a sequence or an
+            array; its length, the degree, is static).
         weights: optional sequence of ``(d_l, d_{l+1})`` matrices with ``d_0 = d``.
 
     Returns:
@@ -69,10 +72,11 @@ def poly_features(A: Any, X: Any, coeffs: Sequence[float] | Array, *, weights: S
     """
     x = as_float_matrix(X, "X")
     a = _check_adjacency(A, x.shape[0])
-    c = finite_array(coeffs, "coeffs", ndim=1)
-    if c[-1] == 0:
+    c = real_array(coeffs, "coeffs", ndim=1)
+    if concretely(lambda: c[-1] == 0, c):
         raise ValueError("coeffs[-1] (the top coefficient a_k) must be non-zero")
-    h = c[0] * x if c.shape[0] == 1 else _horner(a, x, jnp.asarray(c, x.dtype))
+    c = jnp.asarray(c, x.dtype)
+    h = c[0] * x if c.shape[0] == 1 else _horner(a, x, c)
     if weights is not None:
         for i, w in enumerate(weights):
             w_arr = as_float_matrix(w, f"weights[{i}]")
