@@ -4,7 +4,9 @@ Both libraries download the same raw files of Yang et al. (2016), as released in
 repository, and keep them in their caches:
 
 * PyG (``torch_geometric.datasets.Planetoid(root, "Cora")``): ``<root>/Cora/raw/ind.cora.<item>``;
-* DGL (``dgl.data.CoraGraphDataset()``): ``~/.dgl/cora_v2/ind.cora.<item>`` (``citeseer``, ``pubmed`` alike).
+* DGL (``dgl.data.CoraGraphDataset()``): ``~/.dgl/cora_v2_d697a464/ind.cora_v2.<item>`` (the folder is the data
+  set's name and the first 8 hex digits of the SHA-1 of its download URL; CiteSeer ``citeseer_d6836239/ind.citeseer.*``,
+  PubMed ``pubmed_35464cad/ind.pubmed.*``).
 
 The eight items are ``x``, ``tx``, ``allx`` (``scipy.sparse`` feature rows of the labelled training nodes, the
 test nodes and all non-test nodes), ``y``, ``ty``, ``ally`` (their one-hot labels, numpy), ``graph`` (a
@@ -13,7 +15,8 @@ these raw files are read; the libraries' processed files (PyG's ``processed/data
 are not. The assembly is the one both libraries do (PyG ``read_planetoid_data``, DGL ``citation_graph``): features
 ``vstack(allx, tx)`` and labels ``argmax(vstack(ally, ty))`` with the test rows moved to their node ids; where the
 test ids have gaps (CiteSeer's 15 isolated test nodes) the missing rows are zero features and class 0, in no split;
-the public split: training nodes ``0..len(y)-1``, validation the next 500, test the ids of ``test.index``.
+the public split: training nodes ``0..len(y)-1``, validation the next 500 (cut at the last row of ``allx``, which
+only a file smaller than the released ones reaches), test the ids of ``test.index``.
 
 The pickles are read with a restricted unpickler that builds numpy arrays, ``scipy.sparse`` matrices, dicts and
 lists only: a file holding anything else is refused, never executed.
@@ -51,6 +54,7 @@ _ALLOWED = {
     ("__builtin__", "object"),
     ("copy_reg", "_reconstructor"),
     ("copyreg", "_reconstructor"),
+    ("_codecs", "encode"),  # bytes in protocol-2 pickles written by Python 3
     ("numpy", "dtype"),
     ("numpy", "ndarray"),
     ("numpy.core.multiarray", "_reconstruct"),
@@ -83,9 +87,10 @@ def find_planetoid(directory: str | Path, name: str | None = None) -> tuple[Path
     """The folder holding ``ind.<name>.*`` files under ``directory`` (itself, ``raw/`` or ``*/raw/``).
 
     Args:
-        directory: DGL's ``~/.dgl/cora_v2``, PyG's ``<root>/Cora`` or ``<root>/Cora/raw``, or ``<root>`` holding one
-            data set.
-        name: the file prefix (``cora``, ``citeseer``, ``pubmed``); default: the only one found.
+        directory: DGL's ``~/.dgl/cora_v2_d697a464``, PyG's ``<root>/Cora`` or ``<root>/Cora/raw``, or
+            ``<root>`` holding one data set.
+        name: the file prefix (``cora``, ``citeseer``, ``pubmed``; ``cora`` also finds DGL's ``cora_v2``); default: the
+            only one found.
 
     Returns:
         ``(folder, name)``.
@@ -103,6 +108,8 @@ def find_planetoid(directory: str | Path, name: str | None = None) -> tuple[Path
             found.setdefault(f.name[len("ind.") : -len(".x")], folder)
     if name is not None:
         key = name.lower()
+        if key not in found and f"{key}_v2" in found:  # DGL names its Cora files ind.cora_v2.*
+            key = f"{key}_v2"
         if key not in found:
             raise FileNotFoundError(
                 f"directory: no ind.{key}.x under {root} (looked in it, raw/ and */raw/); "
@@ -112,7 +119,7 @@ def find_planetoid(directory: str | Path, name: str | None = None) -> tuple[Path
     if not found:
         raise FileNotFoundError(
             f"directory: no Planetoid files (ind.<name>.x, ...) under {root}, raw/ or */raw/ "
-            "(DGL: ~/.dgl/cora_v2; PyG: <root>/Cora/raw)"
+            "(DGL: ~/.dgl/cora_v2_d697a464; PyG: <root>/Cora/raw)"
         )
     if len(found) > 1:
         raise ValueError(f"name: {root} holds several Planetoid data sets {sorted(found)}; pass one")
@@ -200,8 +207,11 @@ def load_planetoid(
     if test_ids.size != tx.shape[0]:
         raise ValueError(f"{paths['test.index']}: {test_ids.size} ids, but {paths['tx'].name} has {tx.shape[0]} rows")
     lo, hi = int(test_ids.min()), int(test_ids.max())
-    if lo < allx.shape[0]:
-        raise ValueError(f"{paths['test.index']}: test id {lo} falls among the {allx.shape[0]} rows of allx")
+    if lo != allx.shape[0]:
+        raise ValueError(
+            f"{paths['test.index']}: the smallest test id is {lo}; expected {allx.shape[0]} (the test rows follow the "
+            "rows of allx)"
+        )
     sorted_ids = np.sort(test_ids)
     span = hi - lo + 1
     if span != tx.shape[0]:  # gaps in the test ids (CiteSeer): zero rows for the missing ids
@@ -225,7 +235,7 @@ def load_planetoid(
     train = np.zeros(n, dtype=bool)
     train[: y.shape[0]] = True
     val = np.zeros(n, dtype=bool)
-    val[y.shape[0] : y.shape[0] + _VALIDATION_SIZE] = True
+    val[y.shape[0] : min(y.shape[0] + _VALIDATION_SIZE, allx.shape[0])] = True
     test = np.zeros(n, dtype=bool)
     test[test_ids] = True
     # from_adjacency renumbers classes by their sorted unique values; keep the released ids (argmax) instead

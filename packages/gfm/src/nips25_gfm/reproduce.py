@@ -149,6 +149,7 @@ def _graph(name: str, seed: int, source: str, directory: str) -> PreparedGraph:
 def _train_job(job: dict[str, Any]) -> dict[str, Any]:
     """Train TS-Mean on ``job["train"]`` and score ``job["held"]`` at every epoch of ``job["checkpoints"]``."""
     torch.set_num_threads(1)
+    os.environ.setdefault("TQDM_DISABLE", "1")  # 100+ short trainings: no progress bar each
     src = (job["source"], job["directory"])
     train = [_graph(n, job["seed"], *src) for n in job["train"]]
     held = {n: _graph(n, job["seed"], *src) for n in job["held"]}

@@ -226,8 +226,11 @@ def fit(
         raise ValueError("accelerator: given with use_accelerate=False")
     seed_everything(seed)
     dtype = _param_dtype(model)
-    graphs = [_as_prepared(t, model.config.n_hops, dtype) for t in tasks]
-    rngs = [np.random.default_rng([seed, i]) for i in range(len(graphs))]
+    for t in tasks:
+        if not isinstance(t, (GraphTask, PreparedGraph)):
+            raise TypeError(f"tasks: expected GraphTask or PreparedGraph items, got {type(t).__name__}")
+    labelled = [t.task if isinstance(t, PreparedGraph) else t for t in tasks]
+    rngs = [np.random.default_rng([seed, i]) for i in range(len(tasks))]
     n_hops = model.config.n_hops
     unwrapped = model
     rank, world = 0, 1
@@ -244,13 +247,14 @@ def fit(
         if accelerator.device.type != "cpu" and not dgl_supports(accelerator.device):
             raise ValueError(
                 f"accelerator: its device {accelerator.device} is not supported by the installed DGL (PyPI's dgl "
-                "wheels are CPU builds); install DGL's CUDA wheel or pass Accelerator(cpu=True)"
+                "wheels are CPU builds); install DGL's CUDA wheel or pass a CPU accelerator (cpu=True)"
             )
         model, opt = accelerator.prepare(model, opt)
         backward, reduce = accelerator.backward, accelerator.reduce
         rank, world, device = accelerator.process_index, accelerator.num_processes, accelerator.device
-    mine = list(range(rank, len(graphs), world))
-    local = {i: _on_device(graphs[i], device) for i in mine}
+    # this process's shard: graphs rank, rank + world, ...; only their conversion maps are solved here
+    graphs = {i: _as_prepared(tasks[i], n_hops, dtype) for i in range(rank, len(tasks), world)}
+    local = {i: _on_device(g, device) for i, g in graphs.items()}
     params = [p for p in model.parameters() if p.requires_grad]
     model.train()
     history: list[float] = []
@@ -258,10 +262,11 @@ def fit(
         opt.zero_grad()
         # zero times every parameter: all parameters take part in every process's graph (see the docstring)
         total = sum(p.sum() for p in params) * 0.0
-        for i, g in enumerate(graphs):
-            fed, loss_nodes = sample_fed_labels(g.task.y, g.task.train_mask, lp_ratio=cfg.lp_ratio, rng=rngs[i])
+        for i, t in enumerate(labelled):
+            fed, loss_nodes = sample_fed_labels(t.y, t.train_mask, lp_ratio=cfg.lp_ratio, rng=rngs[i])
             if i not in local:
                 continue
+            g = graphs[i]
             graph, x, y, onehot = local[i]
             y_obs = onehot * torch.as_tensor(fed, dtype=dtype, device=device)[:, None]
             conv = g.conv if cfg.maps_from == "train" else _refit(g, fed, n_hops).conv
@@ -269,7 +274,7 @@ def fit(
             if loss_nodes.any():
                 idx = torch.as_tensor(np.flatnonzero(loss_nodes), device=device)
                 total = total + torch.nn.functional.cross_entropy(logits[idx], y[idx])
-        loss = total * (world / len(graphs))
+        loss = total * (world / len(tasks))
         backward(loss)
         opt.step()
         value = loss.detach()
@@ -305,11 +310,10 @@ def default_accelerator() -> Any:
     """
     from accelerate import Accelerator
 
-    accelerator = Accelerator()
-    if accelerator.device.type != "cpu" and not dgl_supports(accelerator.device):
-        _log.warning("the installed DGL cannot use %s (CPU build): training on the CPU", accelerator.device)
-        accelerator = Accelerator(cpu=True)
-    return accelerator
+    dgl_without_gpu = torch.cuda.is_available() and not dgl_supports("cuda")
+    if dgl_without_gpu:
+        _log.warning("the installed DGL cannot use the GPU (a CPU build): training on the CPU")
+    return Accelerator(cpu=dgl_without_gpu)
 
 
 def _on_device(g: PreparedGraph, device: torch.device) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
