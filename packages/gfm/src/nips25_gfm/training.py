@@ -261,7 +261,7 @@ def fit(
     for _ in progress(range(cfg.epochs), total=cfg.epochs, desc="TS-GNN epochs"):
         opt.zero_grad()
         # zero times every parameter: all parameters take part in every process's graph (see the docstring)
-        total = sum(p.sum() for p in params) * 0.0
+        total: torch.Tensor = torch.stack([p.sum() for p in params]).sum() * 0.0
         for i, t in enumerate(labelled):
             fed, loss_nodes = sample_fed_labels(t.y, t.train_mask, lp_ratio=cfg.lp_ratio, rng=rngs[i])
             if i not in local:
