@@ -19,7 +19,8 @@ def model() -> TSGNN:
 
 
 def test_equals_softmax_of_predict_on_the_same_graph(task, model) -> None:
-    """Known answer: the DGL entry point gives softmax(predict(task)) (task features are already L2-normalised)."""
+    """Known answer: the DGL entry point gives softmax(predict(task)) on a task whose rows are L2-normalised."""
+    task = dataclasses.replace(task, x=task.x / np.linalg.norm(task.x, axis=1, keepdims=True), _graph=[])
     p = zero_shot(task.graph, task.x, task.y, task.train_mask, model=model)
     want = torch.softmax(predict(model, task), dim=1)
     torch.testing.assert_close(p, want, rtol=1e-10, atol=1e-12)
@@ -53,7 +54,7 @@ def test_bad_input_is_refused_naming_the_argument(task, model) -> None:
         (dict(train_mask=no_class1), ValueError, r"labels: class\(es\) \[1\]"),
         (dict(labels=y.astype(float)), ValueError, "labels: expected integer class ids"),
         (dict(labels=y + 5 * (np.arange(y.size) == np.flatnonzero(m)[0]), num_classes=3), ValueError, "outside"),
-        (dict(labels=np.where(m, y, -1) - 2 * m), ValueError, "labels: node"),
+        (dict(labels=np.where(m, y, -1) - 2 * m, num_classes=3), ValueError, "labels: node"),
         (dict(labels=np.full((y.size, 3), 0.5)), ValueError, "not one-hot"),
         (dict(labels=y[:-1]), ValueError, "labels: expected class ids"),
         (dict(features=np.where(np.arange(x.size).reshape(x.shape) == 7, np.nan, x)), ValueError, "features"),

@@ -49,7 +49,7 @@ def test_growth_criterion_on_known_inputs() -> None:
     rising = {1: [0.5, 0.55, 0.45], 3: [0.6, 0.62, 0.58], 9: [0.7, 0.72, 0.69]}
     ok, stats = _grows(rising, sizes)
     assert ok and stats["gain"] == pytest.approx(np.mean([0.2, 0.17, 0.24]))
-    noisy = {1: [0.5, 0.7, 0.3], 3: [0.6, 0.6, 0.6], 9: [0.55, 0.75, 0.45]}  # mean gain 0.0833 < 2 SE
+    noisy = {1: [0.5, 0.9, 0.3], 3: [0.55, 0.8, 0.4], 9: [0.6, 0.7, 0.5]}  # mean gain 0.033 < 2 SE = 0.24
     assert not _grows(noisy, sizes)[0]
     dip = {1: [0.5, 0.5, 0.5], 3: [0.3, 0.31, 0.29], 9: [0.7, 0.71, 0.69]}  # a significant drop 1 -> 3
     assert not _grows(dip, sizes)[0] and GROWTH_SE == 2.0
