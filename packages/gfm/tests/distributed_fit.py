@@ -14,7 +14,6 @@ from pathlib import Path
 
 import torch
 from accelerate import Accelerator
-from conftest import make_task
 from nips25_gfm import TSGNN, FitConfig, fit
 
 
@@ -26,6 +25,8 @@ def fitted(tasks: list, accelerator: Accelerator) -> dict:
 
 
 def main() -> None:
+    from conftest import make_task  # the script's folder is sys.path[0] when it is run (not when collected)
+
     mode, out = sys.argv[1], Path(sys.argv[2])
     if mode == "fit":
         accelerator = Accelerator()

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import make_task
 from nips25_gfm import TSGNN, FitConfig, fit
 
 from nips25_shared.testing import run_accelerate
@@ -26,11 +25,11 @@ def _one_process(tasks: list) -> dict:
 
 
 @pytest.mark.distributed
-def test_two_processes_equal_one(tmp_path) -> None:
+def test_two_processes_equal_one(tmp_path, task_factory) -> None:
     run_accelerate(SCRIPT, "fit", str(tmp_path), num_processes=2)
     got = json.loads((tmp_path / "fit.json").read_text())
     assert got["processes"] == 2
-    tasks = [make_task(n=30 + 6 * i, f=3 + i, c=2 + i % 2, seed=i) for i in range(3)]
+    tasks = [task_factory(n=30 + 6 * i, f=3 + i, c=2 + i % 2, seed=i) for i in range(3)]
     for key, subset in (("three", tasks), ("one", tasks[:1])):  # "one": rank 1 holds no graph (zero-loss steps)
         want = _one_process(subset)
         assert got[key]["history"] == pytest.approx(want["history"], abs=ATOL)
