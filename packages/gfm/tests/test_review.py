@@ -104,7 +104,7 @@ def _write_graph(path, n: int = 30, f: int = 5, c: int = 3, seed: int = 0, masks
     dst = rng.integers(0, n, size=4 * n)
     arrays = {"edge_index": np.stack([src, dst]), "x": rng.normal(size=(n, f)), "y": y}
     if masks:
-        split = rng.permutation(n)
+        split = np.concatenate([np.arange(c), rng.permutation(np.arange(c, n))])  # split 0 labels every class
         for i, key in enumerate(("train_mask", "val_mask", "test_mask")):
             m = np.zeros((n, 2), dtype=bool)
             m[split[i * n // 3 : (i + 1) * n // 3], 0] = True

@@ -254,6 +254,10 @@ def fit(
         rank, world, device = accelerator.process_index, accelerator.num_processes, accelerator.device
     # this process's shard: graphs rank, rank + world, ...; only their conversion maps are solved here
     graphs = {i: _as_prepared(tasks[i], n_hops, dtype) for i in range(rank, len(tasks), world)}
+    # a process without a graph forwards graph 0 with zero weight: DDP all-reduces only after a forward pass
+    idle = not graphs
+    if idle:
+        graphs = {0: _as_prepared(tasks[0], n_hops, dtype)}
     local = {i: _on_device(g, device) for i, g in graphs.items()}
     params = [p for p in model.parameters() if p.requires_grad]
     model.train()
@@ -271,7 +275,9 @@ def fit(
             y_obs = onehot * torch.as_tensor(fed, dtype=dtype, device=device)[:, None]
             conv = g.conv if cfg.maps_from == "train" else _refit(g, fed, n_hops).conv
             logits = model(graph, x, y_obs, conv)
-            if loss_nodes.any():
+            if idle:
+                total = total + logits.sum() * 0.0
+            elif loss_nodes.any():
                 idx = torch.as_tensor(np.flatnonzero(loss_nodes), device=device)
                 total = total + torch.nn.functional.cross_entropy(logits[idx], y[idx])
         loss = total * (world / len(tasks))
