@@ -50,7 +50,7 @@ def main() -> None:
     import os
 
     os.environ.setdefault("NIPS25_LOG_LEVEL", "WARNING")
-    from nips25_gfm import TSGNN, FitConfig, PerGraphGNN, fit, load_dataset, predict, prepare, zero_shot
+    from nips25_gfm import TSGNN, FitConfig, PerGraphGNN, fit, load_dataset, predict, prepare, zero_shot_accuracy
     from nips25_gfm.reproduce import HELD_OUT, TRAIN_POOL
 
     from nips25_shared import seed_everything
@@ -66,7 +66,7 @@ def main() -> None:
     for name in HELD_OUT:
         task = load_dataset(name, max_features=16)
         t_ours = median_seconds(lambda task=task: predict(model, prepare(task)), repeats=args.repeats)
-        acc = zero_shot(model, task)
+        acc = zero_shot_accuracy(model, task)
         peer, info = [], {}
         for r in range(args.repeats):
             _, info = PerGraphGNN.train_on(task, epochs=300, seed=r, target_accuracy=acc)

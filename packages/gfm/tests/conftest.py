@@ -18,6 +18,10 @@ def make_task(n: int = 40, f: int = 5, c: int = 3, seed: int = 0) -> GraphTask:
     return GraphTask(name="random", adjacency=a, x=x, y=y, train_mask=tr, val_mask=va, test_mask=te)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "distributed: runs a script under accelerate launch on 2 CPU processes")
+
+
 @pytest.fixture
 def task() -> GraphTask:
     return make_task()

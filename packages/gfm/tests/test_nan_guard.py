@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 import torch
-from nips25_gfm import TSGNN, load_dataset, predict, prepare, zero_shot
+from nips25_gfm import TSGNN, load_dataset, predict, prepare, zero_shot_accuracy
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +22,7 @@ def test_prepared_graph_with_non_finite_values_is_rejected(prepared, field, bad)
     values = getattr(prepared, field).clone().contiguous()
     values.view(-1)[3] = bad
     broken = dataclasses.replace(prepared, **{field: values})
-    for entry in (predict, zero_shot):
+    for entry in (predict, zero_shot_accuracy):
         with pytest.raises(ValueError, match="NaN or inf"):
             entry(model, broken)
     assert torch.isfinite(predict(model, prepared)).all()

@@ -19,7 +19,7 @@ from nips25_gfm import (
     sample_fed_labels,
     select_split,
     stratified_split,
-    zero_shot,
+    zero_shot_accuracy,
 )
 
 from nips25_shared import seed_everything
@@ -76,7 +76,7 @@ def test_fit_learns_and_is_deterministic(task) -> None:
     h2 = fit(m2, [task], config=cfg, seed=3, use_accelerate=False)
     assert h1 == h2
     assert np.mean(h1[-5:]) < np.mean(h1[:5])
-    acc = zero_shot(m1, task)
+    acc = zero_shot_accuracy(m1, task)
     assert 0.0 <= acc <= 1.0
     assert acc == accuracy(predict(m2, task), task.y, task.test_mask)
 

@@ -29,10 +29,21 @@ from nips25_gfm.graphs import (
     select_split,
     stratified_split,
 )
+from nips25_gfm.inference import class_ids, zero_shot
 from nips25_gfm.layers import MeanConv, SetGATConv, TSLayer
 from nips25_gfm.least_squares import Conversions, LinearMap, ridge_lstsq, ridge_lstsq_cv, xy_conversions
 from nips25_gfm.model import TSGNN, TSGNNConfig
-from nips25_gfm.training import FitConfig, PreparedGraph, accuracy, fit, predict, prepare, sample_fed_labels, zero_shot
+from nips25_gfm.planetoid import load_planetoid
+from nips25_gfm.training import (
+    FitConfig,
+    PreparedGraph,
+    accuracy,
+    fit,
+    predict,
+    prepare,
+    sample_fed_labels,
+    zero_shot_accuracy,
+)
 
 try:
     __version__ = version("nips25-gfm")
@@ -57,6 +68,7 @@ __all__ = [
     "TSLayer",
     "__version__",
     "accuracy",
+    "class_ids",
     "convert_graph_file",
     "fit",
     "from_adjacency",
@@ -67,6 +79,7 @@ __all__ = [
     "load_dataset",
     "load_graph_dir",
     "load_graph_file",
+    "load_planetoid",
     "majority_accuracy",
     "normalized_adjacency",
     "predict",
@@ -80,4 +93,5 @@ __all__ = [
     "stratified_split",
     "xy_conversions",
     "zero_shot",
+    "zero_shot_accuracy",
 ]

@@ -55,7 +55,7 @@ def check_labels(value: Any, name: str, *, rows: int | None = None) -> np.ndarra
     if rows is not None and arr.shape[0] != rows:
         raise ValueError(f"{name}: expected {rows} labels, got {arr.shape[0]}")
     if not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name}: expected integer labels, got dtype {arr.dtype}")
+        raise ValueError(f"{name}: expected integer class labels, got dtype {arr.dtype}")
     if arr.min() < 0:
         raise ValueError(f"{name}: labels must be >= 0")
     present = np.unique(arr)

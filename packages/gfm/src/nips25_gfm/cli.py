@@ -24,7 +24,7 @@ __all__ = ["main"]
 def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nips25_gfm.datasets import load_dataset
     from nips25_gfm.model import TSGNN
-    from nips25_gfm.training import FitConfig, fit
+    from nips25_gfm.training import FitConfig, default_accelerator, fit
 
     try:
         config = FitConfig(epochs=args.epochs, lr=args.lr, lp_ratio=args.lp_ratio, maps_from=args.maps_from)
@@ -40,19 +40,24 @@ def _train(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--save: cannot write under {parent}")
     configure_logging(args.verbose - args.quiet)
     seed_everything(args.seed)
-    history = fit(model, tasks, config=config, seed=args.seed)
-    try:
-        path = model.save(args.save)
-    except OSError as exc:
-        parser.error(f"--save: cannot write {args.save} ({exc.strerror or exc})")
-    print(json.dumps({"model": str(path), "final_loss": history[-1], "parameters": model.num_parameters()}))
+    accelerator = default_accelerator()
+    history = fit(model, tasks, config=config, seed=args.seed, accelerator=accelerator)
+    # one file, written by the main process once every process has finished its last step
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        try:
+            path = model.save(args.save)
+        except OSError as exc:
+            parser.error(f"--save: cannot write {args.save} ({exc.strerror or exc})")
+        print(json.dumps({"model": str(path), "final_loss": history[-1], "parameters": model.num_parameters()}))
+    accelerator.wait_for_everyone()
     return 0
 
 
 def _predict(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nips25_gfm.datasets import load_dataset
     from nips25_gfm.model import TSGNN
-    from nips25_gfm.training import zero_shot
+    from nips25_gfm.training import zero_shot_accuracy
 
     try:
         model = TSGNN.load(args.model)
@@ -60,8 +65,49 @@ def _predict(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except (ValueError, TypeError, FileNotFoundError) as exc:
         parser.error(str(exc))
     configure_logging(args.verbose - args.quiet)
-    acc = zero_shot(model, task)
+    acc = zero_shot_accuracy(model, task)
     print(json.dumps({"task": args.task, "nodes": task.num_nodes, "classes": task.num_classes, "test_accuracy": acc}))
+    return 0
+
+
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import numpy as np
+
+    from nips25_gfm.datasets import load_graph_file
+    from nips25_gfm.inference import zero_shot
+    from nips25_gfm.model import TSGNN
+    from nips25_gfm.planetoid import load_planetoid
+    from nips25_gfm.training import accuracy
+
+    try:
+        model = TSGNN.load(args.model)
+        if args.data.is_file():
+            task = load_graph_file(args.data, seed=args.seed, max_features=args.max_features)
+        else:
+            task = load_planetoid(args.data, name=args.name, seed=args.seed, max_features=args.max_features)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        parser.error(str(exc).splitlines()[0])
+    configure_logging(args.verbose - args.quiet)
+    proba = zero_shot(task.graph, task.x, task.y, task.train_mask, model=model).numpy()
+    result = {
+        "graph": task.name,
+        "nodes": task.num_nodes,
+        "features": task.num_features,
+        "classes": task.num_classes,
+        "labelled": int(task.train_mask.sum()),
+        "test_accuracy": accuracy(proba, task.y, task.test_mask),
+    }
+    if args.out is not None:
+        table = np.column_stack([np.arange(task.num_nodes), proba.argmax(axis=1), proba])
+        header = ",".join(["node", "prediction", *(f"p{c}" for c in range(task.num_classes))])
+        fmt = ["%d", "%d"] + ["%.6g"] * task.num_classes
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            np.savetxt(args.out, table, delimiter=",", header=header, comments="", fmt=fmt)
+        except OSError as exc:
+            parser.error(f"--out: cannot write {args.out} ({exc.strerror or exc})")
+        result["predictions"] = str(args.out)
+    print(json.dumps(result))
     return 0
 
 
@@ -133,13 +179,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     pr = sub.add_parser("predict", help="zero-shot accuracy of a saved model on an offline graph")
     pr.add_argument("--model", type=Path, required=True, help="file written by `train --save`")
     pr.add_argument("--task", required=True, choices=sorted(DATASETS), help="graph to classify")
+    rn = sub.add_parser(
+        "run",
+        help="zero-shot class probabilities of a user's graph: Planetoid raw files (DGL/PyG caches) or a .npz file",
+    )
+    rn.add_argument("--model", type=Path, required=True, help="file written by `train --save`")
+    rn.add_argument(
+        "--data",
+        type=Path,
+        required=True,
+        help="DGL's ~/.dgl/cora_v2, PyG's <root>/Cora (or its raw/), or a .npz file in this package's layout",
+    )
+    rn.add_argument("--name", default=None, help="Planetoid prefix (cora, citeseer, pubmed) when DIR holds several")
+    rn.add_argument("--max-features", type=positive_int, default=None, help="PCA cap (default: none)")
+    rn.add_argument("--out", type=Path, default=None, help="CSV of node, prediction, p0..p{C-1}")
     cv = sub.add_parser(
         "convert", help="convert a graph file (native or heterophilous-graphs layout) to this package's .npz layout"
     )
     cv.add_argument("src", type=Path, help="input .npz file (nothing is downloaded)")
     cv.add_argument("dst", type=Path, help="output .npz file, e.g. DIR/roman_empire.npz for --profile paper")
     cv.add_argument("--layout", choices=GRAPH_LAYOUTS, default="auto", help="layout of SRC (default: detected)")
-    for p in (tr, pr):
+    for p in (tr, pr, rn):
         p.add_argument("--seed", type=seed_int, default=0)
         p.add_argument("-v", "--verbose", action="count", default=0)
         p.add_argument("-q", "--quiet", action="count", default=0)
@@ -148,6 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reproduce(args, rep)
     if args.command == "train":
         return _train(args, tr)
+    if args.command == "run":
+        return _run(args, rn)
     if args.command == "convert":
         return _convert(args, cv)
     return _predict(args, pr)

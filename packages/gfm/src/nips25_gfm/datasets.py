@@ -8,6 +8,8 @@
 * ``iris``, ``wine``, ``breast_cancer``: scikit-learn tables as kNN graphs (k=10) over standardised rows.
 * ``digits012``, ``digits345``, ``digits6789``: scikit-learn's 8x8 digits restricted to disjoint class subsets
   (disjoint nodes), kNN graphs; three tasks with 3, 3 and 4 classes.
+* ``digits01a``, ``digits01b``, ..., ``digits89b``: the digits of one class pair (0/1, 2/3, 4/5, 6/7, 8/9), rows of
+  even (``a``) or odd (``b``) position in scikit-learn's order: ten disjoint two-class tasks of about 180 nodes.
 
 Every split is stratified with 20 labelled nodes per class (fewer on small graphs, see
 :func:`~nips25_gfm.graphs.stratified_split`), the rest halved into validation and test.
@@ -81,15 +83,20 @@ def _drosophila(side: str) -> Callable[[int, int | None], GraphTask]:
     return load
 
 
-def _sklearn(name: str, classes: tuple[int, ...] | None = None) -> Callable[[int, int | None], GraphTask]:
+def _sklearn(
+    name: str, classes: tuple[int, ...] | None = None, half: int | None = None
+) -> Callable[[int, int | None], GraphTask]:
     def load(seed: int, max_features: int | None) -> GraphTask:
         from sklearn import datasets
 
         x, y = getattr(datasets, f"load_{name}")(return_X_y=True)
         if classes is not None:
             keep = np.isin(y, classes)
+            if half is not None:  # alternate rows of the released order: two disjoint halves
+                keep &= np.arange(y.shape[0]) % 2 == half
             x, y = x[keep], y[keep]
         label = name if classes is None else name + "".join(map(str, classes))
+        label += "" if half is None else "ab"[half]
         return from_tabular_knn(x, y, k=10, name=label, seed=seed, max_features=max_features)
 
     return load
@@ -106,6 +113,7 @@ DATASETS: dict[str, Callable[[int, int | None], GraphTask]] = {
     "digits012": _sklearn("digits", (0, 1, 2)),
     "digits345": _sklearn("digits", (3, 4, 5)),
     "digits6789": _sklearn("digits", (6, 7, 8, 9)),
+    **{f"digits{a}{a + 1}{'ab'[h]}": _sklearn("digits", (a, a + 1), h) for a in (0, 2, 4, 6, 8) for h in (0, 1)},
 }
 
 

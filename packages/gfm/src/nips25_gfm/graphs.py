@@ -237,6 +237,12 @@ class GraphTask:
             raise ValueError("test_mask: needs at least one test node")
         if (masks[0] & masks[2]).any() or (masks[0] & masks[1]).any():
             raise ValueError("train_mask: must be disjoint from val_mask and test_mask")
+        unlabelled = np.setdiff1d(np.arange(int(y.max()) + 1), y[masks[0]])
+        if unlabelled.size:
+            raise ValueError(
+                f"train_mask: class(es) {unlabelled.tolist()} have no labelled node; the model needs at least one "
+                "labelled node of every class"
+            )
 
     @property
     def num_nodes(self) -> int:

@@ -186,9 +186,9 @@ class TSLayer(nn.Module):
         y = _check_set_tensor(y, "y", self.k_in, n)
         if len(conv.to_x) != self.n_maps or len(conv.to_y) != self.n_maps:
             raise ValueError(f"conv: expected {self.n_maps} maps per direction (n_hops), got {len(conv.to_x)}")
-        f, c, dt = x.shape[1], y.shape[1], x.dtype
-        w_p2x, b_p2x = conv.pool2x.tensors(dt)
-        w_p2y, b_p2y = conv.pool2y.tensors(dt)
+        f, c, dt, dev = x.shape[1], y.shape[1], x.dtype, x.device
+        w_p2x, b_p2x = conv.pool2x.tensors(dt, dev)
+        w_p2y, b_p2y = conv.pool2y.tensors(dt, dev)
         if w_p2x.shape != (1, f) or w_p2y.shape != (1, c):
             raise ValueError(f"conv: maps fitted for other shapes than F={f}, C={c}")
         # x and y were checked above; the maps are finite by construction, so the convolutions skip their checks
@@ -206,7 +206,7 @@ class TSLayer(nn.Module):
             + self.y_from_pool.propagate(graph, _apply_map(x_mean, w_p2y, b_p2y))
         )
         for psi, lmap in zip(self.x_from_y, conv.to_x, strict=True):
-            x_new = x_new + psi.propagate(graph, _apply_map(y, *lmap.tensors(dt)))
+            x_new = x_new + psi.propagate(graph, _apply_map(y, *lmap.tensors(dt, dev)))
         for psi, lmap in zip(self.y_from_x, conv.to_y, strict=True):
-            y_new = y_new + psi.propagate(graph, _apply_map(x, *lmap.tensors(dt)))
+            y_new = y_new + psi.propagate(graph, _apply_map(x, *lmap.tensors(dt, dev)))
         return x_new, y_new

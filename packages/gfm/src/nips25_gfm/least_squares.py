@@ -129,11 +129,16 @@ class LinearMap:
         object.__setattr__(self, "weight", w)
         object.__setattr__(self, "bias", b)
 
-    def tensors(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(W, b)`` as torch tensors of ``dtype``."""
+    def tensors(
+        self, dtype: torch.dtype, device: torch.device | str | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(W, b)`` as torch tensors of ``dtype`` on ``device`` (default: CPU)."""
         import torch
 
-        return torch.as_tensor(self.weight, dtype=dtype), torch.as_tensor(self.bias, dtype=dtype)
+        return (
+            torch.as_tensor(self.weight, dtype=dtype, device=device),
+            torch.as_tensor(self.bias, dtype=dtype, device=device),
+        )
 
 
 @dataclass(frozen=True)

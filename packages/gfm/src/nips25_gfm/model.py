@@ -82,6 +82,16 @@ class TSGNN(nn.Module):
                 raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
             if t.ndim != 2 or t.shape[0] != graph.num_nodes() or t.shape[1] == 0:
                 raise ValueError(f"{name}: expected shape [{graph.num_nodes()}, >=1], got {tuple(t.shape)}")
+        if graph.batch_size > 1:
+            raise ValueError(
+                f"graph: a batched DGLGraph ({graph.batch_size} graphs) would share one set of conversion maps; "
+                "classify each component on its own (nips25_gfm.zero_shot does)"
+            )
+        if not bool(torch.isfinite(y_obs).all()):
+            raise ValueError("y_obs: contains NaN or inf")
+        observed = (y_obs == 0) | (y_obs == 1)
+        if not bool(observed.all()) or bool((y_obs.sum(dim=1) > 1).any()):
+            raise ValueError("y_obs: expected one-hot rows for observed labels and zero rows elsewhere")
         if not isinstance(conv, Conversions):
             raise TypeError(f"conv: expected Conversions (xy_conversions), got {type(conv).__name__}")
         if self.config.n_hops >= 0 and len(conv.ls2y) != self.config.n_hops + 1:

@@ -11,7 +11,7 @@ positions are mapped back to node ids, so fed and loss nodes are always training
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from nips25_gfm._validation import check_int, check_labels, check_mask, check_positive
-from nips25_gfm.graphs import GraphTask
+from nips25_gfm.graphs import GraphTask, import_dgl
 from nips25_gfm.least_squares import DEFAULT_LAMBDAS, Conversions, xy_conversions
 from nips25_gfm.model import TSGNN
 from nips25_shared import get_logger, progress, seed_everything
@@ -28,11 +28,13 @@ __all__ = [
     "FitConfig",
     "PreparedGraph",
     "accuracy",
+    "default_accelerator",
+    "dgl_supports",
     "fit",
     "predict",
     "prepare",
     "sample_fed_labels",
-    "zero_shot",
+    "zero_shot_accuracy",
 ]
 
 _log = get_logger(__name__)
@@ -181,24 +183,37 @@ def fit(
     config: FitConfig | None = None,
     seed: int = 0,
     use_accelerate: bool = True,
+    accelerator: Any | None = None,
+    callback: Callable[[int, TSGNN], None] | None = None,
 ) -> list[float]:
     r"""Train ``model`` on the training nodes of ``tasks`` with random label feeding.
 
     Loss per epoch :math:`\frac{1}{|G|}\sum_{g} \mathrm{CE}(\mathrm{logits}_g[\mathrm{loss}_g], y_g[\mathrm{loss}_g])`,
-    one AdamW step per epoch; the last epoch's weights are kept. Runs under ``accelerate`` (CPU here).
+    one AdamW step per epoch; the last epoch's weights are kept (paper, Sec. 5; official ``experiment.py``).
+
+    Data parallel under ``accelerate``: the training graphs are sharded over the processes (process ``r`` of ``P``
+    takes graphs ``r, r + P, ...``), each process scales its partial sum by ``P / |G|`` so that the averaged
+    gradient equals the one-process gradient of the same epoch, and a process without a graph takes a zero-loss step
+    (it never skips ``backward``). The fed labels of graph ``i`` in an epoch come from its own generator
+    (``numpy.random.default_rng([seed, i])``), so every process count draws the same labels. Every parameter enters
+    the loss (unused ones times zero), so DDP needs no ``find_unused_parameters``.
 
     Args:
-        model: a :class:`TSGNN`.
+        model: a :class:`TSGNN`; trained in place (its weights end on ``accelerator.device``).
         tasks: training graphs (non-empty); :class:`GraphTask` or :func:`prepare` d graphs.
         config: :class:`FitConfig` (defaults when ``None``).
         seed: seeds torch/numpy and the label sampler.
-        use_accelerate: wrap model and optimiser with ``accelerate.Accelerator`` (CPU).
+        use_accelerate: run under ``accelerate`` (``False``: plain PyTorch on the model's device, one process).
+        accelerator: an ``accelerate.Accelerator`` (default: a new ``Accelerator()``, which uses a GPU when one is
+            visible and the processes started by ``accelerate launch``).
+        callback: called as ``callback(epoch, model)`` after every optimiser step (``epoch`` from 1), e.g. to score
+            validation graphs; ``model`` is the unwrapped :class:`TSGNN`, in training mode again afterwards.
 
     Returns:
-        The loss of each epoch.
+        The loss of each epoch (the same on every process).
 
     Raises:
-        TypeError, ValueError: bad model, empty ``tasks``.
+        TypeError, ValueError: bad model, config or accelerator, empty ``tasks``.
     """
     if not isinstance(model, TSGNN):
         raise TypeError(f"model: expected a TSGNN, got {type(model).__name__}")
@@ -207,36 +222,109 @@ def fit(
         raise TypeError(f"config: expected FitConfig, got {type(cfg).__name__}")
     if len(tasks) == 0:
         raise ValueError("tasks: expected at least one training graph")
-    rng = seed_everything(seed)
+    if accelerator is not None and not use_accelerate:
+        raise ValueError("accelerator: given with use_accelerate=False")
+    seed_everything(seed)
     dtype = _param_dtype(model)
-    graphs = [_as_prepared(t, model.config.n_hops, dtype) for t in tasks]
+    for t in tasks:
+        if not isinstance(t, (GraphTask, PreparedGraph)):
+            raise TypeError(f"tasks: expected GraphTask or PreparedGraph items, got {type(t).__name__}")
+    labelled = [t.task if isinstance(t, PreparedGraph) else t for t in tasks]
+    rngs = [np.random.default_rng([seed, i]) for i in range(len(tasks))]
+    n_hops = model.config.n_hops
+    unwrapped = model
+    rank, world = 0, 1
+    device = next(model.parameters()).device
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     backward: Any = torch.Tensor.backward
+    reduce: Any = None
     if use_accelerate:
-        from accelerate import Accelerator
-
-        accelerator = Accelerator(cpu=True)
+        if accelerator is None:
+            accelerator = default_accelerator()
+        for attr in ("prepare", "backward", "device", "process_index", "num_processes", "reduce"):
+            if not hasattr(accelerator, attr):
+                raise TypeError(f"accelerator: expected an accelerate.Accelerator, got {type(accelerator).__name__}")
+        if accelerator.device.type != "cpu" and not dgl_supports(accelerator.device):
+            raise ValueError(
+                f"accelerator: its device {accelerator.device} is not supported by the installed DGL (PyPI's dgl "
+                "wheels are CPU builds); install DGL's CUDA wheel or pass a CPU accelerator (cpu=True)"
+            )
         model, opt = accelerator.prepare(model, opt)
-        backward = accelerator.backward
+        backward, reduce = accelerator.backward, accelerator.reduce
+        rank, world, device = accelerator.process_index, accelerator.num_processes, accelerator.device
+    # this process's shard: graphs rank, rank + world, ...; only their conversion maps are solved here
+    graphs = {i: _as_prepared(tasks[i], n_hops, dtype) for i in range(rank, len(tasks), world)}
+    # a process without a graph forwards graph 0 with zero weight: DDP all-reduces only after a forward pass
+    idle = not graphs
+    if idle:
+        graphs = {0: _as_prepared(tasks[0], n_hops, dtype)}
+    local = {i: _on_device(g, device) for i, g in graphs.items()}
+    params = [p for p in model.parameters() if p.requires_grad]
     model.train()
     history: list[float] = []
     for _ in progress(range(cfg.epochs), total=cfg.epochs, desc="TS-GNN epochs"):
         opt.zero_grad()
-        total = torch.zeros((), dtype=dtype)
-        for g in graphs:
-            fed, loss_nodes = sample_fed_labels(g.task.y, g.task.train_mask, lp_ratio=cfg.lp_ratio, rng=rng)
-            y_obs = g.onehot * torch.as_tensor(fed, dtype=dtype)[:, None]
-            conv = g.conv if cfg.maps_from == "train" else _refit(g, fed, model.config.n_hops).conv
-            logits = model(g.graph, g.x, y_obs, conv)
-            if loss_nodes.any():
-                idx = torch.as_tensor(np.flatnonzero(loss_nodes))
-                total = total + torch.nn.functional.cross_entropy(logits[idx], g.y[idx])
-        loss = total / len(graphs)
+        # zero times every parameter: all parameters take part in every process's graph (see the docstring)
+        total: torch.Tensor = torch.stack([p.sum() for p in params]).sum() * 0.0
+        for i, t in enumerate(labelled):
+            fed, loss_nodes = sample_fed_labels(t.y, t.train_mask, lp_ratio=cfg.lp_ratio, rng=rngs[i])
+            if i not in local:
+                continue
+            g = graphs[i]
+            graph, x, y, onehot = local[i]
+            y_obs = onehot * torch.as_tensor(fed, dtype=dtype, device=device)[:, None]
+            conv = g.conv if cfg.maps_from == "train" else _refit(g, fed, n_hops).conv
+            logits = model(graph, x, y_obs, conv)
+            if idle:
+                total = total + logits.sum() * 0.0
+            elif loss_nodes.any():
+                idx = torch.as_tensor(np.flatnonzero(loss_nodes), device=device)
+                total = total + torch.nn.functional.cross_entropy(logits[idx], y[idx])
+        loss = total * (world / len(tasks))
         backward(loss)
         opt.step()
-        history.append(float(loss.detach()))
+        value = loss.detach()
+        if reduce is not None and world > 1:
+            value = reduce(value, reduction="mean")
+        history.append(float(value))
+        if callback is not None:
+            callback(len(history), unwrapped)
+            unwrapped.train()
     _log.debug("final training loss %.4f", history[-1])
     return history
+
+
+def dgl_supports(device: torch.device | str) -> bool:
+    """Whether the installed DGL can place a graph on ``device`` (PyPI's ``dgl`` wheels are CPU builds)."""
+    dev = torch.device(device)
+    if dev.type == "cpu":
+        return True
+    dgl = import_dgl()
+    try:
+        dgl.graph(([0], [0])).to(dev)
+    except Exception:  # DGLError (no CUDA in this build) or a torch device error
+        return False
+    return True
+
+
+def default_accelerator() -> Any:
+    """``accelerate.Accelerator()``, on the CPU only when the installed DGL cannot use the accelerator's GPU.
+
+    Example:
+        >>> default_accelerator().device.type in ("cpu", "cuda")
+        True
+    """
+    from accelerate import Accelerator
+
+    dgl_without_gpu = torch.cuda.is_available() and not dgl_supports("cuda")
+    if dgl_without_gpu:
+        _log.warning("the installed DGL cannot use the GPU (a CPU build): training on the CPU")
+    return Accelerator(cpu=dgl_without_gpu)
+
+
+def _on_device(g: PreparedGraph, device: torch.device) -> tuple[Any, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The graph and tensors of ``g`` on ``device``."""
+    return g.graph.to(device), g.x.to(device), g.y.to(device), g.onehot.to(device)
 
 
 @torch.no_grad()
@@ -260,8 +348,10 @@ def predict(model: TSGNN, task: GraphTask | PreparedGraph, *, labelled: np.ndarr
     if not np.array_equal(feed, g.fit_mask):
         g = _refit(g, feed, model.config.n_hops)
     model.eval()
-    y_obs = g.onehot * torch.as_tensor(feed, dtype=g.onehot.dtype)[:, None]
-    return model(g.graph, g.x, y_obs, g.conv)
+    device = next(model.parameters()).device
+    graph, x, _, onehot = _on_device(g, device)
+    y_obs = onehot * torch.as_tensor(feed, dtype=onehot.dtype, device=device)[:, None]
+    return model(graph, x, y_obs, g.conv)
 
 
 def accuracy(logits: torch.Tensor | np.ndarray, y: np.ndarray, mask: np.ndarray) -> float:
@@ -282,8 +372,16 @@ def accuracy(logits: torch.Tensor | np.ndarray, y: np.ndarray, mask: np.ndarray)
     return float(np.mean(scores[m].argmax(axis=1) == y[m]))
 
 
-def zero_shot(model: TSGNN, task: GraphTask | PreparedGraph) -> float:
-    """Test accuracy of ``model`` on an unseen graph with all its training labels fed (no gradient step)."""
+def zero_shot_accuracy(model: TSGNN, task: GraphTask | PreparedGraph) -> float:
+    """Test accuracy of ``model`` on an unseen graph with all its training labels fed (no gradient step).
+
+    For class probabilities of a user's ``DGLGraph`` use :func:`nips25_gfm.zero_shot`.
+
+    Raises:
+        TypeError: bad ``model`` or ``task``.
+    """
+    if not isinstance(model, TSGNN):
+        raise TypeError(f"model: expected a TSGNN, got {type(model).__name__}")
     g = _as_prepared(task, model.config.n_hops, _param_dtype(model)) if isinstance(model, TSGNN) else task
     logits = predict(model, g)
     t = g.task if isinstance(g, PreparedGraph) else g
