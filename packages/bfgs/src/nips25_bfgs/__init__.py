@@ -3,8 +3,8 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
-from nips25_bfgs.minimiser import BFGS, BFGSMinimiserState
 from nips25_bfgs.linesearch import LineSearchResult, WeakWolfe, weak_wolfe, weak_wolfe_log_bisection
+from nips25_bfgs.minimiser import BFGS, BFGSMinimiserState
 from nips25_bfgs.newton import NewtonResult, newton_solve
 from nips25_bfgs.objectives import (
     affine_pullback,
@@ -42,6 +42,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0.0.0"
 
 __all__ = [
+    "BFGS",
     "CONVERGED",
     "F_STAR_TOO_HIGH",
     "LINE_SEARCH_FAILED",
@@ -49,7 +50,6 @@ __all__ = [
     "NON_FINITE",
     "PROBLEMS",
     "STATUS_MESSAGES",
-    "BFGS",
     "BFGSMinimiserState",
     "BFGSResult",
     "History",

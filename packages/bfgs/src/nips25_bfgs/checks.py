@@ -15,7 +15,11 @@ import numpy as np
 
 __all__ = [
     "as_float_array",
-    "check_matrix_spd", "check_positive", "check_secant_pair", "check_square", "check_vector",
+    "check_matrix_spd",
+    "check_positive",
+    "check_secant_pair",
+    "check_square",
+    "check_vector",
     "is_concrete",
 ]
 

@@ -105,10 +105,10 @@ def newton_solve(
         :class:`NewtonResult`.
 
     Raises:
-        ValueError: bad ``x0``, ``tol``, ``max_iter``; ``fun`` whose Hessian at ``x0`` is not positive definite
-            (not strictly convex there, e.g. linear or concave); Newton did not converge (``max_iter`` steps with
-            :math:`\lambda^2/2` above the tolerance, or a non-finite value or decrement). Both checks need concrete inputs:
-            under ``jit`` check ``decrement`` yourself.
+        ValueError: bad ``x0``, ``rtol``, ``atol``, ``max_iter``; ``fun`` whose Hessian at ``x0`` is not positive
+            definite (not strictly convex there, e.g. linear or concave); Newton did not converge (``max_iter`` steps
+            with :math:`\lambda^2/2` above the tolerance, or a non-finite value or decrement). Both checks need
+            concrete inputs: under ``jit`` check ``decrement`` yourself.
 
     Example:
         >>> import jax, jax.numpy as jnp

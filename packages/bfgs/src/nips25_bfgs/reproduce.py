@@ -20,7 +20,7 @@ from nips25_bfgs.newton import newton_solve
 from nips25_bfgs.objectives import affine_pullback, random_affine_map
 from nips25_bfgs.potential import psi_weighted
 from nips25_bfgs.problems import load_problem
-from nips25_bfgs.solver import CONVERGED, BFGSResult, bfgs
+from nips25_bfgs.solver import CONVERGED, BFGSResult, History, bfgs
 from nips25_shared import Claim, Report, get_logger, jax_key, progress
 
 __all__ = ["PROFILES", "TITLE", "phase_summary", "reproduce"]
@@ -40,8 +40,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "conds": (1.0, 1e2),
         "n_maps": 1,
         "problems": ("breast_cancer",),
-        "scales": (1e-3, 1.0),
-        "psi_scales": (1.0, 4.0),
+        "scales": (1.0,),
+        "psi_scales": (1.0,),
         "max_iter": 1000,
         "optimistix": False,
     },
@@ -61,6 +61,12 @@ PROFILES["paper"] = {**PROFILES["quick"], "n_maps": 10, "max_iter": 5000}  # 10 
 log = get_logger(__name__)
 
 
+def _history(res: BFGSResult) -> History:
+    if res.history is None:
+        raise ValueError("res must come from bfgs(..., history=True)")
+    return res.history
+
+
 def phase_summary(res: BFGSResult) -> dict[str, Any]:
     """Phases of one run: iterations, t0 (first index after the last non-unit step), unit-step tail, last ratios.
 
@@ -71,13 +77,11 @@ def phase_summary(res: BFGSResult) -> dict[str, Any]:
         ``{"n_iter", "converged", "final_gap", "t0", "unit_tail", "last_ratios"}`` with the last
         ``N_RATIOS`` ratios :math:`(f_{t+1} - f_*) / (f_t - f_*)`.
     """
-    if res.history is None:
-        raise ValueError("res must come from bfgs(..., history=True)")
     n = int(res.n_iter)
-    unit = np.asarray(res.history.unit_step[:n])
+    unit = np.asarray(_history(res).unit_step[:n])
     non_unit = np.flatnonzero(~unit)
     t0 = int(non_unit[-1]) + 1 if non_unit.size else 0
-    gaps = np.asarray(res.history.gap[: n + 1], dtype=np.float64)
+    gaps = np.asarray(_history(res).gap[: n + 1], dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = gaps[1:] / gaps[:-1]
     return {
@@ -108,8 +112,8 @@ def mismatch_floor(cond: float, d: int, n_iter: int) -> float:
 
 def _mapped_mismatch(ref: BFGSResult, pulled: BFGSResult, A: jax.Array, scale: float) -> float:
     n = min(int(pulled.n_iter), int(ref.n_iter)) + 1
-    mapped = np.asarray(pulled.history.x[:n]) @ np.asarray(A).T
-    return float(np.max(np.linalg.norm(mapped - np.asarray(ref.history.x[:n]), axis=1))) / scale
+    mapped = np.asarray(_history(pulled).x[:n]) @ np.asarray(A).T
+    return float(np.max(np.linalg.norm(mapped - np.asarray(_history(ref).x[:n]), axis=1))) / scale
 
 
 def _invariance(cfg: dict[str, Any], seed: int, out_dir: Path) -> tuple[list[Claim], dict[str, Any]]:
@@ -138,7 +142,7 @@ def _invariance(cfg: dict[str, Any], seed: int, out_dir: Path) -> tuple[list[Cla
         mismatch[key] = max(mismatch.get(key, 0.0), _mapped_mismatch(base, inv, A, x_scale))
         mismatch_id[key] = max(mismatch_id.get(key, 0.0), _mapped_mismatch(base_id, inv_id, A, x_scale))
         n = int(base.n_iter)
-        eta_equal = int(inv.n_iter) == n and bool(np.array_equal(inv.history.eta[:n], base.history.eta[:n]))
+        eta_equal = int(inv.n_iter) == n and bool(np.array_equal(_history(inv).eta[:n], _history(base).eta[:n]))
         same_eta[key] = same_eta.get(key, True) and eta_equal
         row["ours_hessian"].append(_count(inv))
         row["ours_identity"].append(_count(inv_id))
@@ -153,9 +157,7 @@ def _invariance(cfg: dict[str, Any], seed: int, out_dir: Path) -> tuple[list[Cla
     floor = {k: mismatch_floor(float(k), d, n_base) for k in rows}
     below_floor = all(mismatch[k] <= floor[k] for k in rows)
     # control: B0 = I is invariant under an orthogonal A (cond 1) and not otherwise; the readout must see both
-    control = {
-        k: (mismatch_id[k] <= floor[k]) if float(k) == 1.0 else (mismatch_id[k] > floor[k]) for k in rows
-    }
+    control = {k: (mismatch_id[k] <= floor[k]) if float(k) == 1.0 else (mismatch_id[k] > floor[k]) for k in rows}
     first, last = rows[f"{cfg['conds'][0]:.0e}"], rows[f"{cfg['conds'][-1]:.0e}"]
 
     def grows(method: str) -> bool | None:
@@ -265,7 +267,7 @@ def _phases(cfg: dict[str, Any], seed: int) -> tuple[dict[str, Any], dict[str, A
             runs[name][label]["n_fev"] = int(res.n_fev)
             runs[name][label]["psi0"] = float(psi_weighted(initial_hessian(b0, prob.fun, prob.x0), ref.hess))
             n = int(res.n_iter)
-            curves[name][label] = np.asarray(res.history.gap[: n + 1])
+            curves[name][label] = np.asarray(_history(res).gap[: n + 1])
         sp = scipy_bfgs(prob.fun, prob.x0, f_star=f_star, gap=GAP, max_iter=cfg["max_iter"])
         scipy_rows[name] = {"iters_to_gap": sp.iters_to_gap, "nit": sp.n_iter, "nfev": sp.n_fev, "njev": sp.n_gev}
         small_psi[name] = _small_psi(cfg, prob, ref, f_star)
@@ -283,7 +285,7 @@ def _small_psi(cfg: dict[str, Any], prob: Any, ref: Any, f_star: float) -> dict[
         B0 = c * ref.hess
         res = bfgs(prob.fun, prob.x0, B0=B0, f_star=f_star, tol=floor, max_iter=cfg["max_iter"], history=True)
         n = int(res.n_iter)
-        ratios = floor_ratios(np.asarray(res.history.gap[: n + 1]), floor)
+        ratios = floor_ratios(np.asarray(_history(res).gap[: n + 1]), floor)
         summary = phase_summary(res)
         out[f"{c:g}*H*"] = {
             "psi0": float(psi_weighted(B0, ref.hess)),
@@ -428,9 +430,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
                 "unit_tail_in_every_run": unit_tails,
                 "newton_control_visible": control_ok,
                 "zero_psi_start_visible": zero_psi,
-                "small_psi_runs": {
-                    p: {k: v for k, v in small[p].items() if k != "newton_control"} for p in small
-                },
+                "small_psi_runs": {p: {k: v for k, v in small[p].items() if k != "newton_control"} for p in small},
                 "newton_control_ratios": {p: small[p]["newton_control"]["ratios"] for p in small},
                 "phase_runs": {
                     p: {

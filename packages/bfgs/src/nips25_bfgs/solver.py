@@ -154,6 +154,11 @@ def flatten_problem(fun: Callable[[Any], jax.Array], x0: Any) -> tuple[Partial, 
     return Partial(rav, fun_p), flat, rav
 
 
+@jax.jit
+def _value(fun: Partial, x: jax.Array) -> jax.Array:
+    return fun(x)
+
+
 def stop_value(stop: str, f: jax.Array, g: jax.Array, d: jax.Array, f_star: Any) -> jax.Array:
     r"""The stopping quantity: :math:`\lambda^2/2 = -g^\top d / 2` (``newton_decrement``), :math:`f - f_*`
     (``f_gap``) or :math:`\|g\|_2` (``grad_norm``)."""
@@ -370,7 +375,7 @@ def bfgs(
         h_s = jnp.asarray(hess_star, dtype=x.dtype)
         check_matrix_spd(h_s, "hess_star", d)
     if f_s is not None and is_concrete((x, f_s)):
-        f0 = fun_flat(x)
+        f0 = _value(fun_flat, x)
         if is_concrete(f0) and np.isfinite(float(f0)) and float(f0) < float(f_s) - tol:
             raise ValueError(
                 f"f_star={float(f_s)!r} is above f(x0)={float(f0)!r} (by more than tol={tol!r}): f_star must be the "

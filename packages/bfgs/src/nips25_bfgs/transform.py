@@ -43,14 +43,14 @@ class ScaleByBFGSState(NamedTuple):
     """State of :func:`scale_by_bfgs`.
 
     Attributes:
-        count: calls so far (int32).
+        n_calls: calls so far (int32).
         approx: ``(d, d)`` :math:`H = B^{-1}` (inverse form) or :math:`B` (direct form) after the last update.
         params: ``(d,)`` flattened params of the last call (:math:`x_{t-1}`).
         updates: ``(d,)`` flattened gradient of the last call (:math:`g_{t-1}`).
         n_skipped: updates skipped because :math:`s^\\top y \\le 0` (or non-finite) while :math:`s \\ne 0`.
     """
 
-    count: jax.Array
+    n_calls: jax.Array
     approx: jax.Array
     params: jax.Array
     updates: jax.Array
@@ -218,7 +218,7 @@ def scale_by_bfgs(*, B0: InitialHessian = "identity", form: str = "inverse") -> 
             raise ValueError("params must not be empty")
         B = initial_hessian(B0, None, x)
         return ScaleByBFGSState(
-            count=jnp.int32(0),
+            n_calls=jnp.int32(0),
             approx=inverse_of(B) if inverse else B,
             params=x,
             updates=jnp.zeros_like(x),
@@ -231,12 +231,12 @@ def scale_by_bfgs(*, B0: InitialHessian = "identity", form: str = "inverse") -> 
         x, _ = ravel_pytree(params)
         g, unravel = ravel_pytree(updates)
         s, y = x - state.params, g - state.updates
-        moved = (state.count > 0) & jnp.any(s != 0)
+        moved = (state.n_calls > 0) & jnp.any(s != 0)
         pair_ok = moved & curvature_ok(s, y)
         M = state.approx
         M = jnp.where(pair_ok, inverse_update(M, s, y) if inverse else direct_update(M, s, y), M)
         new_state = ScaleByBFGSState(
-            count=state.count + 1,
+            n_calls=state.n_calls + 1,
             approx=M,
             params=x,
             updates=g,
