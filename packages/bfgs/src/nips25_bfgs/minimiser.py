@@ -54,7 +54,9 @@ class BFGS(optx.AbstractMinimiser):  # type: ignore[misc]
     Termination (``termination``): ``"newton_decrement"`` (default, affine invariant) stops when
     :math:`g^\top B^{-1} g / 2 \le \text{atol} + \text{rtol}\,|f|`; ``"cauchy"`` is optimistix's own test on the
     change of ``y`` and ``f`` (``norm``), as ``optimistix.BFGS`` uses. A failed search ends the solve with
-    ``RESULTS.nonlinear_divergence`` (the last iterate kept), a non-finite direction with ``RESULTS.nonfinite``.
+    ``RESULTS.nonlinear_divergence`` (the last iterate kept), unless the predicted decrease :math:`-g^\top d/2` is
+    already below :math:`16\varepsilon|f|` (float64's floor: then the solve ends successfully); a non-finite
+    direction ends it with ``RESULTS.nonfinite``.
     ``solution.stats`` adds ``n_iter``, ``n_fev`` and ``n_skipped``; ``solution.state.eta`` and ``.unit_step`` hold
     the last step.
 
@@ -168,8 +170,12 @@ class BFGS(optx.AbstractMinimiser):  # type: ignore[misc]
             f_small = jnp.abs(nxt.f - state.it.f) < self.atol + self.rtol * jnp.abs(nxt.f)
             converged = y_small & f_small & info.success
         ok = info.success
+        # a search that fails because no decrease is representable (g^T d / 2 within a few ulps of |f|) has reached
+        # float64's floor: that ends the solve successfully, at the kept iterate
+        at_floor = ~ok & (-0.5 * jnp.vdot(state.it.g, state.it.d) <= 16 * jnp.finfo(nxt.f.dtype).eps * jnp.abs(nxt.f))
+        converged = converged | at_floor
         result = optx.RESULTS.where(
-            ok,
+            ok | at_floor,
             optx.RESULTS.where(info.finite, optx.RESULTS.successful, optx.RESULTS.nonfinite),
             optx.RESULTS.nonlinear_divergence,
         )
