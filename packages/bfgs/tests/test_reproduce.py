@@ -28,6 +28,12 @@ def test_reproduce_tiny_profile_writes_a_complete_report(tmp_path):
         assert (tmp_path / fig).stat().st_size > 0
     counts = rep.claims[0].measured["iterations_by_cond"]
     assert set(counts) == {"1e+00", "1e+02"} and all(isinstance(v[0], int) and v[0] > 0 for v in counts.values())
+    by_id = {c.id: c.measured for c in rep.claims}
+    inv, sl = by_id["affine-invariance"], by_id["unit-steps-superlinear"]
+    assert set(inv["float64_floor_by_cond"]) == set(counts) and "holds" in inv["old_design"]
+    assert set(inv["control_sees_invariance_and_its_break"]) == set(counts)
+    assert set(sl["newton_control_visible"]) == {"breast_cancer"} and "holds" in sl["old_design"]
+    assert sl["small_psi_runs"]["breast_cancer"]["1*H*"]["psi0"] == pytest.approx(0.0, abs=1e-8)
     with pytest.raises(ValueError, match="profile"):
         reproduce(profile="huge", seed=0, out_dir=tmp_path)
 

@@ -29,8 +29,8 @@ def test_pullback_iterates_are_A_times_ours():
     f_star = newton_solve(prob.fun, prob.x0).f
     A = random_affine_map(30, cond=1e2, key=jax.random.key(7))
     y0 = jnp.linalg.solve(A, prob.x0)
-    ref = bfgs(prob.fun, prob.x0, B0="hessian", f_star=f_star, tol=1e-10, max_iter=1000)
-    pul = bfgs(affine_pullback(prob.fun, A), y0, B0="hessian", f_star=f_star, tol=1e-10, max_iter=1000)
+    ref = bfgs(prob.fun, prob.x0, B0="hessian", f_star=f_star, tol=1e-10, max_iter=1000, history=True)
+    pul = bfgs(affine_pullback(prob.fun, A), y0, B0="hessian", f_star=f_star, tol=1e-10, max_iter=1000, history=True)
     n = int(ref.n_iter)
     assert int(ref.status) == CONVERGED and int(pul.n_iter) == n and n >= 5
     mapped = np.asarray(pul.history.x[: n + 1]) @ np.asarray(A).T
@@ -43,7 +43,7 @@ def test_quadratic_with_exact_hessian_converges_in_one_step(quadratic):
     rng = np.random.default_rng(2)
     G = rng.normal(size=(6, 6))
     Q, b = G @ G.T + np.eye(6), rng.normal(size=6)
-    res = bfgs(quadratic(Q, b), jnp.zeros(6), B0=jnp.asarray(Q), tol=1e-20, max_iter=5)
+    res = bfgs(quadratic(Q, b), jnp.zeros(6), B0=jnp.asarray(Q), tol=1e-20, max_iter=5, history=True)
     x_star = np.linalg.solve(Q, b)
     assert int(res.history.ls_trials[0]) == 1 and float(res.history.eta[0]) == 1.0
     np.testing.assert_allclose(np.asarray(res.history.x[1]), x_star, rtol=1e-12, atol=1e-12)
@@ -55,7 +55,7 @@ def test_every_accepted_step_meets_weak_wolfe_and_pairs_have_positive_curvature(
         prob = load_problem("breast_cancer")
     ls = weak_wolfe(alpha=1e-4, beta=0.9)
     f_star = newton_solve(prob.fun, prob.x0).f
-    res = bfgs(prob.fun, prob.x0, B0=10.0, line_search=ls, f_star=f_star, tol=1e-10, max_iter=1000)
+    res = bfgs(prob.fun, prob.x0, B0=10.0, line_search=ls, f_star=f_star, tol=1e-10, max_iter=1000, history=True)
     n = int(res.n_iter)
     assert int(res.status) == CONVERGED and int(res.n_skipped) == 0
     xs = np.asarray(res.history.x[: n + 1])
@@ -73,8 +73,8 @@ def test_every_accepted_step_meets_weak_wolfe_and_pairs_have_positive_curvature(
 def test_direct_and_inverse_forms_agree(small_logistic):
     """The direct (B, Cholesky) and inverse (H) updates give the same iterates to 1e-10."""
     fun, x0, _, _ = small_logistic
-    inv = bfgs(fun, x0, tol=1e-14, form="inverse")
-    dirc = bfgs(fun, x0, tol=1e-14, form="direct")
+    inv = bfgs(fun, x0, tol=1e-14, form="inverse", history=True)
+    dirc = bfgs(fun, x0, tol=1e-14, form="direct", history=True)
     n = int(inv.n_iter)
     assert int(dirc.n_iter) == n
     np.testing.assert_allclose(np.asarray(dirc.history.x[: n + 1]), np.asarray(inv.history.x[: n + 1]), atol=1e-10)
@@ -98,7 +98,7 @@ def test_history_potential_and_gap_records(small_logistic):
     """history.potential[0] = Psi(H*^-1/2 B0 H*^-1/2) for B0 = 2I; gap[t] = f_t - f*; the gap reaches tol."""
     fun, x0, _, _ = small_logistic
     ref = newton_solve(fun, x0)
-    res = bfgs(fun, x0, B0=2.0, f_star=ref.f, hess_star=ref.hess, tol=1e-10)
+    res = bfgs(fun, x0, B0=2.0, f_star=ref.f, hess_star=ref.hess, tol=1e-10, history=True)
     n = int(res.n_iter)
     expected = float(psi_weighted(2.0 * jnp.eye(10), ref.hess))
     assert float(res.history.potential[0]) == pytest.approx(expected, rel=1e-10)
@@ -112,7 +112,7 @@ def test_unit_steps_then_fast_ratios_on_breast_cancer():
     with jax.enable_x64(True):
         prob = load_problem("breast_cancer", lam=1e-3)
     ref = newton_solve(prob.fun, prob.x0)
-    res = bfgs(prob.fun, prob.x0, f_star=ref.f, tol=1e-10, max_iter=1000)
+    res = bfgs(prob.fun, prob.x0, f_star=ref.f, tol=1e-10, max_iter=1000, history=True)
     n = int(res.n_iter)
     unit = np.asarray(res.history.unit_step[:n])
     t0 = int(np.flatnonzero(~unit)[-1]) + 1 if (~unit).any() else 0
@@ -129,6 +129,18 @@ def test_jit_equals_eager_and_vmap_equals_loop(small_logistic):
     run = lambda z: bfgs(fun, z, tol=1e-14).x  # noqa: E731
     eager = np.stack([np.asarray(run(z)) for z in starts])
     np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(run))(starts)), eager, atol=1e-12)
+
+
+def test_history_is_opt_in_and_a_list_start_is_an_array(small_logistic):
+    """history=False (the default) records nothing and gives the same answer; x0 as a list is read as an array."""
+    fun, x0, _, _ = small_logistic
+    plain = bfgs(fun, x0, tol=1e-14)
+    listed = bfgs(fun, [float(v) for v in x0], tol=1e-14)
+    assert plain.history is None
+    np.testing.assert_array_equal(np.asarray(listed.x), np.asarray(plain.x))
+    recorded = bfgs(fun, x0, tol=1e-14, history=True)
+    assert int(recorded.n_iter) == int(plain.n_iter)
+    np.testing.assert_array_equal(np.asarray(recorded.x), np.asarray(plain.x))
 
 
 def test_pytree_start_is_flattened(quadratic):
@@ -159,7 +171,8 @@ def test_bad_inputs_raise_naming_the_argument(small_logistic):
         (dict(stop="f_gap"), ValueError, "f_star"),
         (dict(form="lbfgs"), ValueError, "form"),
         (dict(f_star=float("nan")), ValueError, "f_star"),
-        (dict(hess_star=jnp.ones((10, 10))), ValueError, "hess_star"),
+        (dict(hess_star=jnp.ones((10, 10)), history=True), ValueError, "hess_star"),
+        (dict(hess_star=jnp.eye(10)), ValueError, "hess_star"),
         (dict(line_search=0.9), TypeError, "line_search"),
     ]
     for kwargs, exc, name in cases:
@@ -192,6 +205,25 @@ def test_newton_rejects_non_positive_definite_hessian(fun):
     """A concave or linear fun has no minimiser: newton_solve raises naming fun instead of returning x0."""
     with pytest.raises(ValueError, match="fun: the Hessian at x0 is not positive definite"):
         newton_solve(fun, jnp.ones(3))
+
+
+def test_newton_tolerance_is_relative_on_a_large_hard_cubic():
+    """Hard cubic with a = b = 1e3 (|f*| ~ 7e10): float64 cannot take the decrement below ~5e-16, so an absolute
+    1e-24 never stops; the relative test does, at a stationary point reached from two starts."""
+    from nips25_bfgs import hard_cubic
+
+    fun = hard_cubic(50, a=1e3, b=1e3, lam=1e-3, key=jax.random.key(1))
+    x0 = jax.random.normal(jax.random.key(2), (50,))
+    res = newton_solve(fun, x0)
+    assert float(res.decrement) <= 1e-22 * abs(float(res.f))
+    grad = jax.grad(fun)
+    assert float(jnp.linalg.norm(grad(res.x))) <= 1e-9 * float(jnp.linalg.norm(grad(x0)))
+    other = newton_solve(fun, [0.5] * 50)  # a list start is read as an array
+    np.testing.assert_allclose(np.asarray(other.x), np.asarray(res.x), rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="rtol"):
+        newton_solve(fun, x0, rtol=-1.0)
+    with pytest.raises(ValueError, match="rtol and atol"):
+        newton_solve(fun, x0, rtol=0.0, atol=0.0)
 
 
 def test_newton_raises_when_not_converged():

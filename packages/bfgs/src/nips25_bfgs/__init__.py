@@ -4,6 +4,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
 from nips25_bfgs.linesearch import LineSearchResult, WeakWolfe, weak_wolfe, weak_wolfe_log_bisection
+from nips25_bfgs.minimiser import BFGS, BFGSMinimiserState
 from nips25_bfgs.newton import NewtonResult, newton_solve
 from nips25_bfgs.objectives import (
     affine_pullback,
@@ -26,7 +27,13 @@ from nips25_bfgs.solver import (
     History,
     bfgs,
 )
-from nips25_bfgs.transform import BFGSState, bfgs_transform
+from nips25_bfgs.transform import (
+    ScaleByBFGSState,
+    WeakWolfeLinesearchState,
+    bfgs_transform,
+    scale_by_bfgs,
+    scale_by_weak_wolfe_linesearch,
+)
 from nips25_bfgs.update import bfgs_update, inverse_bfgs_update
 
 try:
@@ -35,6 +42,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0.0.0"
 
 __all__ = [
+    "BFGS",
     "CONVERGED",
     "F_STAR_TOO_HIGH",
     "LINE_SEARCH_FAILED",
@@ -42,14 +50,16 @@ __all__ = [
     "NON_FINITE",
     "PROBLEMS",
     "STATUS_MESSAGES",
+    "BFGSMinimiserState",
     "BFGSResult",
-    "BFGSState",
     "History",
     "InitialHessian",
     "LineSearchResult",
     "NewtonResult",
     "Problem",
+    "ScaleByBFGSState",
     "WeakWolfe",
+    "WeakWolfeLinesearchState",
     "__version__",
     "affine_pullback",
     "bfgs",
@@ -65,6 +75,8 @@ __all__ = [
     "psi",
     "psi_weighted",
     "random_affine_map",
+    "scale_by_bfgs",
+    "scale_by_weak_wolfe_linesearch",
     "softmax_l2",
     "weak_wolfe",
     "weak_wolfe_log_bisection",

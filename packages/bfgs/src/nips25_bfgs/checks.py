@@ -10,14 +10,46 @@ import math
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["check_matrix_spd", "check_positive", "check_secant_pair", "check_square", "check_vector", "is_concrete"]
+__all__ = [
+    "as_float_array",
+    "check_matrix_spd",
+    "check_positive",
+    "check_secant_pair",
+    "check_square",
+    "check_vector",
+    "is_concrete",
+]
 
 
 def is_concrete(x: Any) -> bool:
     """Whether ``x`` holds values (not a tracer inside ``jit``/``vmap``/``grad``)."""
     return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(x))
+
+
+def as_float_array(x: Any, name: str) -> Any:
+    """Read a (nested) list or tuple of real numbers, or a NumPy array, as a JAX array; other values pass through.
+
+    A list of Python numbers becomes an array of JAX's default float dtype (float64 under ``jax.enable_x64``), so
+    ``x0=[1, 2]`` means the point ``(1.0, 2.0)``, not a pytree of two scalars. Lists holding arrays stay pytrees.
+    """
+    if isinstance(x, (list, tuple)) and x and all(isinstance(v, (int, float, np.number)) for v in _scalars(x)):
+        if any(isinstance(v, bool) for v in _scalars(x)):
+            raise TypeError(f"{name} must hold real numbers, got a bool")
+        return jnp.asarray(np.asarray(x, dtype=np.float64), dtype=jnp.result_type(float))
+    if isinstance(x, np.ndarray):
+        return jnp.asarray(x)
+    return x
+
+
+def _scalars(x: Any) -> list[Any]:
+    """The entries of a nested list/tuple (the containers themselves are not entries)."""
+    out: list[Any] = []
+    for v in x:
+        out.extend(_scalars(v) if isinstance(v, (list, tuple)) else [v])
+    return out
 
 
 def check_vector(x: Any, name: str, *, ndim: int = 1) -> None:

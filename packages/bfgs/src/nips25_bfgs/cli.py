@@ -43,7 +43,7 @@ def _run(args: argparse.Namespace) -> int:
         prob = load_problem(args.problem, seed=args.seed)
         f_star = float(newton_solve(prob.fun, prob.x0).f)
         for b0 in args.B0:
-            res = bfgs(prob.fun, prob.x0, B0=b0, f_star=f_star, tol=args.gap, max_iter=args.max_iter)
+            res = bfgs(prob.fun, prob.x0, B0=b0, f_star=f_star, tol=args.gap, max_iter=args.max_iter, history=True)
             row = phase_summary(res)
             row.update(n_fev=int(res.n_fev), status=STATUS_MESSAGES[int(res.status)])
             rows[str(b0)] = row

@@ -81,4 +81,4 @@ def initial_hessian(B0: Any, fun: Callable[[jax.Array], jax.Array] | None, x0: j
             check_positive(float(M), "B0")
         return M * jnp.eye(d, dtype=dtype)
     check_matrix_spd(M, "B0", d)
-    return M
+    return 0.5 * (M + M.T)  # the checked asymmetry (<= 1e-8 relative) removed: the updates keep exact symmetry

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import Partial
 
-from nips25_bfgs.checks import check_positive, check_vector, is_concrete
+from nips25_bfgs.checks import as_float_array, check_positive, check_vector, is_concrete
 from nips25_bfgs.initial_hessian import _hessian_at
 from nips25_bfgs.solver import as_partial
 
@@ -33,7 +33,7 @@ class NewtonResult(NamedTuple):
 
 
 @jax.jit
-def _newton(fun: Partial, x0: jax.Array, tol: jax.Array, max_iter: jax.Array) -> NewtonResult:
+def _newton(fun: Partial, x0: jax.Array, rtol: jax.Array, atol: jax.Array, max_iter: jax.Array) -> NewtonResult:
     vg = jax.value_and_grad(fun)
     hess = jax.hessian(fun)
 
@@ -44,8 +44,8 @@ def _newton(fun: Partial, x0: jax.Array, tol: jax.Array, max_iter: jax.Array) ->
         return f, g, d, -0.5 * jnp.vdot(g, d)
 
     def cond(c: tuple[Any, ...]) -> jax.Array:
-        t, _, _, _, dec, moved = c
-        return (t < max_iter) & (dec > tol) & moved
+        t, _, f, _, dec, moved = c
+        return (t < max_iter) & (dec > atol + rtol * jnp.abs(f)) & moved
 
     def body(c: tuple[Any, ...]) -> tuple[Any, ...]:
         t, x, f, d, dec, _ = c
@@ -73,27 +73,42 @@ def _newton(fun: Partial, x0: jax.Array, tol: jax.Array, max_iter: jax.Array) ->
 
 
 def newton_solve(
-    fun: Callable[[jax.Array], jax.Array], x0: jax.Array, *, tol: float = 1e-24, max_iter: int = 100
+    fun: Callable[[jax.Array], jax.Array],
+    x0: Any,
+    *,
+    rtol: float = 1e-22,
+    atol: float = 1e-30,
+    max_iter: int = 100,
 ) -> NewtonResult:
     r"""Minimise a smooth strictly convex ``fun`` by Newton's method with Armijo backtracking.
 
     :math:`x_{k+1} = x_k - \eta_k \nabla^2 f(x_k)^{-1} \nabla f(x_k)`, :math:`\eta_k` halved from 1 until
-    :math:`f` decreases sufficiently; stops when :math:`\lambda_k^2/2 \le` ``tol`` or no step decreases ``f``.
+    :math:`f` decreases sufficiently; stops when :math:`\lambda_k^2/2 \le \text{atol} + \text{rtol}\,|f(x_k)|`
+    or no step decreases ``f``.
+
+    The test is relative because the decrement :math:`\lambda^2 = g^\top \nabla^2 f^{-1} g` computed in float64
+    has a floor set by the rounding of :math:`g`, which scales with the size of ``f``'s terms: about
+    :math:`\varepsilon^2 |f| \kappa` (:math:`\varepsilon = 2.2 \cdot 10^{-16}`). ``rtol = 1e-22`` sits above that
+    floor for conditionings up to about :math:`10^9` and still resolves :math:`f_*` to :math:`10^{-22} |f_*|`
+    (:math:`\lambda^2/2` estimates :math:`f - f_*`) and :math:`x_*` to :math:`\lambda \approx 1.4 \cdot 10^{-11}
+    |f_*|^{1/2}` in the local norm; Newton's quadratic phase usually lands well below either bound.
 
     Args:
         fun: ``(d,) -> scalar``, twice differentiable, strictly convex.
-        x0: ``(d,)`` finite start.
-        tol: stop on :math:`\lambda^2/2 \le` ``tol``, ``> 0``.
+        x0: ``(d,)`` finite start (a list of numbers is read as an array).
+        rtol: relative tolerance on :math:`\lambda^2/2`, ``>= 0``.
+        atol: absolute tolerance on :math:`\lambda^2/2`, ``>= 0`` (matters when :math:`f_* \approx 0`);
+            ``rtol`` and ``atol`` must not both be zero.
         max_iter: most Newton steps, ``>= 1``.
 
     Returns:
         :class:`NewtonResult`.
 
     Raises:
-        ValueError: bad ``x0``, ``tol``, ``max_iter``; ``fun`` whose Hessian at ``x0`` is not positive definite
-            (not strictly convex there, e.g. linear or concave); Newton did not converge (``max_iter`` steps with
-            :math:`\lambda^2/2 >` ``tol``, or a non-finite value or decrement). Both checks need concrete inputs:
-            under ``jit`` check ``decrement`` yourself.
+        ValueError: bad ``x0``, ``rtol``, ``atol``, ``max_iter``; ``fun`` whose Hessian at ``x0`` is not positive
+            definite (not strictly convex there, e.g. linear or concave); Newton did not converge (``max_iter`` steps
+            with :math:`\lambda^2/2` above the tolerance, or a non-finite value or decrement). Both checks need
+            concrete inputs: under ``jit`` check ``decrement`` yourself.
 
     Example:
         >>> import jax, jax.numpy as jnp
@@ -102,8 +117,12 @@ def newton_solve(
         ...     print(jnp.allclose(res.x, 1.0))
         True
     """
+    x0 = as_float_array(x0, "x0")
     check_vector(x0, "x0")
-    tol = check_positive(tol, "tol")
+    rtol = check_positive(rtol, "rtol", allow_zero=True)
+    atol = check_positive(atol, "atol", allow_zero=True)
+    if rtol == 0.0 and atol == 0.0:
+        raise ValueError("rtol and atol must not both be 0")
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise ValueError(f"max_iter must be an int >= 1, got {max_iter!r}")
     fun_p = as_partial(fun)
@@ -117,11 +136,14 @@ def newton_solve(
             raise ValueError(
                 "fun: the Hessian at x0 is not positive definite (newton_solve needs a strictly convex fun)"
             ) from None
-    res = _newton(fun_p, x0, jnp.asarray(tol, x0.dtype), jnp.asarray(max_iter, jnp.int32))
+    dt = x0.dtype
+    res = _newton(fun_p, x0, jnp.asarray(rtol, dt), jnp.asarray(atol, dt), jnp.asarray(max_iter, jnp.int32))
     if is_concrete(res):
         dec, f = float(res.decrement), float(res.f)
+        tol = atol + rtol * abs(f)
         if not (np.isfinite(dec) and np.isfinite(f)) or (int(res.n_iter) >= max_iter and dec > tol):
             raise ValueError(
-                f"fun: Newton did not converge (n_iter={int(res.n_iter)}, decrement={dec!r}, f={f!r}, tol={tol!r})"
+                f"fun: Newton did not converge (n_iter={int(res.n_iter)}, decrement={dec!r}, f={f!r}, "
+                f"tolerance atol + rtol |f| = {tol!r})"
             )
     return res

@@ -1,4 +1,4 @@
-r"""BFGS with weak-Wolfe steps and a per-iteration history (Jin & Mokhtari 2025, Alg. 1) in one ``lax.while_loop``.
+r"""BFGS with weak-Wolfe steps and an opt-in per-iteration history (Jin & Mokhtari 2025, Alg. 1) in one while loop.
 
 Iteration: :math:`d_t = -B_t^{-1} g_t`, :math:`x_{t+1} = x_t + \eta_t d_t` with :math:`\eta_t` from the weak-Wolfe
 log-bisection search, then the BFGS update of :math:`B_t` (or of :math:`H_t = B_t^{-1}`) with
@@ -18,11 +18,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import Partial
 
-from nips25_bfgs.checks import check_matrix_spd, check_positive, check_vector, is_concrete
+from nips25_bfgs.checks import as_float_array, check_matrix_spd, check_positive, check_vector, is_concrete
 from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
-from nips25_bfgs.linesearch import WeakWolfe, weak_wolfe_log_bisection
+from nips25_bfgs.iteration import Iterate, bfgs_iteration, direction, inverse_of
+from nips25_bfgs.linesearch import WeakWolfe
 from nips25_bfgs.potential import psi_weighted
-from nips25_bfgs.update import curvature_ok, direct_update, inverse_update
 
 __all__ = [
     "CONVERGED",
@@ -34,7 +34,6 @@ __all__ = [
     "BFGSResult",
     "History",
     "bfgs",
-    "direction",
     "stop_value",
 ]
 
@@ -97,7 +96,7 @@ class BFGSResult(NamedTuple):
             (an iterate reached :math:`f(x) < f_* - \text{tol}`, so ``f_star`` is wrong; see ``STATUS_MESSAGES``).
         n_skipped: updates skipped because :math:`s^\\top y \\le 0` or non-finite (zero in exact arithmetic).
         approx: ``(d, d)`` the final :math:`H_t = B_t^{-1}` (``form="inverse"``) or :math:`B_t` (``form="direct"``).
-        history: the :class:`History`.
+        history: the :class:`History` with ``history=True``, else ``None``.
     """
 
     x: Any
@@ -109,7 +108,7 @@ class BFGSResult(NamedTuple):
     status: jax.Array
     n_skipped: jax.Array
     approx: jax.Array
-    history: History
+    history: History | None
 
 
 @dataclass(frozen=True)
@@ -138,6 +137,7 @@ def as_partial(fun: Callable[..., jax.Array]) -> Partial:
 def flatten_problem(fun: Callable[[Any], jax.Array], x0: Any) -> tuple[Partial, jax.Array, _Ravelled | None]:
     """Return ``(flat objective, flat x0, unraveller or None)``; arrays of shape ``(d,)`` pass through."""
     fun_p = as_partial(fun)
+    x0 = as_float_array(x0, "x0")
     if hasattr(x0, "shape"):
         if x0.ndim != 1:
             raise ValueError(f"x0 must have shape (d,) (or be a pytree of arrays), got shape {tuple(x0.shape)}")
@@ -154,11 +154,9 @@ def flatten_problem(fun: Callable[[Any], jax.Array], x0: Any) -> tuple[Partial, 
     return Partial(rav, fun_p), flat, rav
 
 
-def direction(M: jax.Array, g: jax.Array, *, inverse: bool) -> jax.Array:
-    r"""Quasi-Newton direction :math:`d = -B^{-1} g`: ``-M @ g`` for the inverse form, a Cholesky solve otherwise."""
-    if inverse:
-        return -(M @ g)
-    return -jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M, lower=True), g)
+@jax.jit
+def _value(fun: Partial, x: jax.Array) -> jax.Array:
+    return fun(x)
 
 
 def stop_value(stop: str, f: jax.Array, g: jax.Array, d: jax.Array, f_star: Any) -> jax.Array:
@@ -171,7 +169,43 @@ def stop_value(stop: str, f: jax.Array, g: jax.Array, d: jax.Array, f_star: Any)
     return jnp.linalg.norm(g)
 
 
-@functools.partial(jax.jit, static_argnames=("line_search", "max_iter", "form", "stop"))
+def _empty_history(T: int, d: int, dtype: Any) -> History:
+    full = functools.partial(jnp.full, (T,), jnp.nan, dtype)
+    return History(
+        valid=jnp.zeros((T,), bool),
+        x=jnp.full((T, d), jnp.nan, dtype),
+        f=full(),
+        gap=full(),
+        grad_norm=full(),
+        newton_decrement=full(),
+        potential=full(),
+        eta=full(),
+        ls_trials=jnp.zeros((T,), jnp.int32),
+        unit_step=jnp.zeros((T,), bool),
+    )
+
+
+def _record(
+    h: History, t: jax.Array, ok: jax.Array, it: Iterate, f_star: Any, hess_star: Any, *, inverse: bool
+) -> History:
+    """Write iterate ``t`` (only the entries of a reached iterate: ``ok``)."""
+    nan = jnp.asarray(jnp.nan, it.x.dtype)
+    gap = nan if f_star is None else it.f - f_star
+    pot = nan if hess_star is None else psi_weighted(it.M, hess_star, inverse=inverse)
+    dec = jnp.sqrt(jnp.maximum(-jnp.vdot(it.g, it.d), 0.0))
+    pick = functools.partial(jnp.where, ok)
+    return h._replace(
+        valid=h.valid.at[t].set(ok),
+        x=h.x.at[t].set(pick(it.x, jnp.nan)),
+        f=h.f.at[t].set(pick(it.f, nan)),
+        gap=h.gap.at[t].set(pick(gap, nan)),
+        grad_norm=h.grad_norm.at[t].set(pick(jnp.linalg.norm(it.g), nan)),
+        newton_decrement=h.newton_decrement.at[t].set(pick(dec, nan)),
+        potential=h.potential.at[t].set(pick(pot, nan)),
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("line_search", "max_iter", "form", "stop", "history"))
 def _solve(
     fun: Partial,
     x0: jax.Array,
@@ -184,108 +218,55 @@ def _solve(
     max_iter: int,
     form: str,
     stop: str,
+    history: bool,
 ) -> BFGSResult:
     inverse = form == "inverse"
-    value_and_grad = jax.value_and_grad(fun)
-    dtype = x0.dtype
-    T = max_iter + 1
-    if inverse:
-        eye = jnp.eye(x0.shape[0], dtype=dtype)
-        M0 = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(B0, lower=True), eye)
-        M0 = 0.5 * (M0 + M0.T)
-    else:
-        M0 = B0
-    f0, g0 = value_and_grad(x0)
-    d0 = direction(M0, g0, inverse=inverse)
-    nan = jnp.asarray(jnp.nan, dtype)
-
-    def record(
-        h: History, t: jax.Array, ok: jax.Array, x: jax.Array, f: jax.Array, g: jax.Array, d: jax.Array, M: jax.Array
-    ) -> History:
-        """Write iterate ``t`` (only the entries of a reached iterate: ``ok``), in O(d) work."""
-        gap = nan if f_star is None else f - f_star
-        pot = nan if hess_star is None else psi_weighted(M, hess_star, inverse=inverse)
-        dec = jnp.sqrt(jnp.maximum(-jnp.vdot(g, d), 0.0))
-        pick = functools.partial(jnp.where, ok)
-        return h._replace(
-            valid=h.valid.at[t].set(ok),
-            x=h.x.at[t].set(pick(x, jnp.nan)),
-            f=h.f.at[t].set(pick(f, nan)),
-            gap=h.gap.at[t].set(pick(gap, nan)),
-            grad_norm=h.grad_norm.at[t].set(pick(jnp.linalg.norm(g), nan)),
-            newton_decrement=h.newton_decrement.at[t].set(pick(dec, nan)),
-            potential=h.potential.at[t].set(pick(pot, nan)),
-        )
-
-    full = functools.partial(jnp.full, (T,), dtype=dtype)
-    hist = History(
-        valid=jnp.zeros((T,), bool),
-        x=jnp.full((T, x0.shape[0]), jnp.nan, dtype),
-        f=full(jnp.nan),
-        gap=full(jnp.nan),
-        grad_norm=full(jnp.nan),
-        newton_decrement=full(jnp.nan),
-        potential=full(jnp.nan),
-        eta=full(jnp.nan),
-        ls_trials=jnp.zeros((T,), jnp.int32),
-        unit_step=jnp.zeros((T,), bool),
-    )
-    hist = record(hist, jnp.int32(0), jnp.asarray(True), x0, f0, g0, d0, M0)
-    finite0 = jnp.isfinite(f0) & jnp.all(jnp.isfinite(g0)) & jnp.all(jnp.isfinite(d0))
+    value_and_grad = jax.value_and_grad(lambda z: (fun(z), None), has_aux=True)
+    M0 = inverse_of(B0) if inverse else B0
+    (f0, _), g0 = value_and_grad(x0)
+    it0 = Iterate(x=x0, f=f0, g=g0, M=M0, d=direction(M0, g0, inverse=inverse), aux=None)
+    hist = None
+    if history:
+        hist = _empty_history(max_iter + 1, x0.shape[0], x0.dtype)
+        hist = _record(hist, jnp.int32(0), jnp.asarray(True), it0, f_star, hess_star, inverse=inverse)
+    finite0 = jnp.isfinite(f0) & jnp.all(jnp.isfinite(g0)) & jnp.all(jnp.isfinite(it0.d))
     status0 = jnp.where(finite0, RUNNING, NON_FINITE).astype(jnp.int32)
-    carry0 = (jnp.int32(0), x0, f0, g0, M0, d0, jnp.int32(1), status0, jnp.int32(0), hist)
+    carry0 = (jnp.int32(0), it0, jnp.int32(1), status0, jnp.int32(0), hist)
 
     def cond(carry: tuple[Any, ...]) -> jax.Array:
-        t, _, f, g, _, d, _, status, _, _ = carry
-        return (status == RUNNING) & ~(stop_value(stop, f, g, d, f_star) <= tol) & (t < max_iter)
+        t, it, _, status, _, _ = carry
+        return (status == RUNNING) & ~(stop_value(stop, it.f, it.g, it.d, f_star) <= tol) & (t < max_iter)
 
     def body(carry: tuple[Any, ...]) -> tuple[Any, ...]:
-        t, x, f, g, M, d, n_fev, status, n_skipped, h = carry
-
-        def phi(eta: jax.Array) -> tuple[jax.Array, jax.Array, tuple[jax.Array, jax.Array]]:
-            x_new = x + eta * d
-            f_new, g_new = value_and_grad(x_new)
-            return f_new, jnp.vdot(g_new, d), (x_new, g_new)
-
-        res = weak_wolfe_log_bisection(phi, f, jnp.vdot(g, d), line_search=line_search)
-        x_new, g_new = res.aux
-        s, y = x_new - x, g_new - g
-        pair_ok = curvature_ok(s, y)
-        M_upd = inverse_update(M, s, y) if inverse else direct_update(M, s, y)
-        M_new = jnp.where(pair_ok, M_upd, M)
-        d_new = direction(M_new, g_new, inverse=inverse)
-        ok = res.success
-        d_finite = jnp.all(jnp.isfinite(d_new))
-        h = h._replace(
-            eta=h.eta.at[t].set(jnp.where(ok, res.eta, jnp.nan)),
-            ls_trials=h.ls_trials.at[t].set(res.n_trials),
-            unit_step=h.unit_step.at[t].set(ok & (res.eta == 1.0)),
-        )
-        h = record(h, jnp.minimum(t + 1, max_iter), ok, x_new, res.value, g_new, d_new, M_new)
-        status = jnp.where(ok, jnp.where(d_finite, RUNNING, NON_FINITE), LINE_SEARCH_FAILED).astype(jnp.int32)
-        keep = ok & d_finite
+        t, it, n_fev, status, n_skipped, h = carry
+        nxt, info = bfgs_iteration(value_and_grad, it, line_search=line_search, inverse=inverse)
+        ok = info.success
+        if h is not None:
+            h = h._replace(
+                eta=h.eta.at[t].set(jnp.where(ok, info.eta, jnp.nan)),
+                ls_trials=h.ls_trials.at[t].set(info.n_trials),
+                unit_step=h.unit_step.at[t].set(ok & (info.eta == 1.0)),
+            )
+            h = _record(h, jnp.minimum(t + 1, max_iter), ok, nxt, f_star, hess_star, inverse=inverse)
+        status = jnp.where(ok, jnp.where(info.finite, RUNNING, NON_FINITE), LINE_SEARCH_FAILED).astype(jnp.int32)
         return (
             t + ok.astype(jnp.int32),
-            jnp.where(ok, x_new, x),
-            jnp.where(ok, res.value, f),
-            jnp.where(ok, g_new, g),
-            jnp.where(keep, M_new, M),
-            jnp.where(keep, d_new, d),
-            n_fev + res.n_trials,
+            nxt,
+            n_fev + info.n_trials,
             status,
-            n_skipped + (ok & ~pair_ok).astype(jnp.int32),
+            n_skipped + info.skipped.astype(jnp.int32),
             h,
         )
 
-    t, x, f, g, M, d, n_fev, status, n_skipped, hist = jax.lax.while_loop(cond, body, carry0)
-    done = stop_value(stop, f, g, d, f_star) <= tol
+    t, it, n_fev, status, n_skipped, hist = jax.lax.while_loop(cond, body, carry0)
+    done = stop_value(stop, it.f, it.g, it.d, f_star) <= tol
     status = jnp.where(status == RUNNING, jnp.where(done, CONVERGED, MAX_ITER), status)
     if f_star is not None:
-        status = jnp.where(f - f_star < -tol, F_STAR_TOO_HIGH, status)
+        status = jnp.where(it.f - f_star < -tol, F_STAR_TOO_HIGH, status)
     status = status.astype(jnp.int32)
     return BFGSResult(
-        x=x, f=f, grad=g, n_iter=t, n_fev=n_fev, n_gev=n_fev, status=status, n_skipped=n_skipped, approx=M,
-        history=hist,
+        x=it.x, f=it.f, grad=it.g, n_iter=t, n_fev=n_fev, n_gev=n_fev, status=status, n_skipped=n_skipped,
+        approx=it.M, history=hist,
     )  # fmt: skip
 
 
@@ -301,6 +282,7 @@ def bfgs(
     f_star: float | jax.Array | None = None,
     hess_star: jax.Array | None = None,
     form: str = "inverse",
+    history: bool = False,
 ) -> BFGSResult:
     r"""Minimise a smooth convex ``fun`` by BFGS with weak-Wolfe log-bisection steps (Jin & Mokhtari 2025, Alg. 1).
 
@@ -320,7 +302,8 @@ def bfgs(
     Args:
         fun: objective ``x -> scalar``; ``x`` has the structure of ``x0``. Use float64 (``jax.enable_x64``) for
             gaps below about ``1e-7``.
-        x0: ``(d,)`` real floating array, or a pytree of arrays (flattened internally).
+        x0: ``(d,)`` real floating array (a list or tuple of numbers is read as one), or a pytree of arrays
+            (flattened internally).
         B0: initial Hessian approximation: ``"identity"``, ``"hessian"`` (:math:`\nabla^2 f(x_0)`), a positive
             scalar :math:`c` (:math:`cI`), a ``(d, d)`` SPD matrix or a callable ``x0_flat -> (d, d)``.
         line_search: :class:`WeakWolfe` constants (default ``alpha=1e-4, beta=0.9, eta0=1, max_trials=60``).
@@ -332,18 +315,22 @@ def bfgs(
         f_star: optimal value :math:`f_*`, for the ``f_gap`` stop and the ``history.gap`` record. A value above an
             attained one is an error: ``ValueError`` when :math:`f(x_0) < f_* - \text{tol}` (checked on concrete
             inputs), else the result has ``status == F_STAR_TOO_HIGH`` instead of ``CONVERGED``.
-        hess_star: ``(d, d)`` SPD :math:`\nabla^2 f(x_*)`, to record the potential :math:`\Psi(\tilde B_t)`.
+        hess_star: ``(d, d)`` SPD :math:`\nabla^2 f(x_*)`, to record the potential :math:`\Psi(\tilde B_t)`
+            (needs ``history=True``; :math:`O(d^3)` per iteration).
         form: ``"inverse"`` (update :math:`H = B^{-1}`, :math:`O(d^2)` per step) or ``"direct"`` (update
             :math:`B`, Cholesky solve, :math:`O(d^3)`).
+        history: record the per-iteration :class:`History` (``(max_iter + 1, d)`` iterates and the scalars).
+            Off by default: the loop then carries only the current iterate and runs faster.
 
     Returns:
-        A :class:`BFGSResult` with the final iterate, counts, status and the :class:`History`.
+        A :class:`BFGSResult` with the final iterate, counts, status and (``history=True``) the :class:`History`.
 
     Raises:
         TypeError: ``fun`` not callable, ``x0`` not a floating array, ``line_search`` not a :class:`WeakWolfe`.
         ValueError: empty or non-finite ``x0``, non-finite value or gradient at ``x0``, a bad ``B0`` (see
             :func:`nips25_bfgs.initial_hessian`), ``max_iter < 1``, ``tol <= 0``, unknown ``stop``/``form``,
-            ``stop="f_gap"`` without ``f_star``, ``f_star`` above :math:`f(x_0) + \text{tol}`, a bad ``hess_star``.
+            ``stop="f_gap"`` without ``f_star``, ``f_star`` above :math:`f(x_0) + \text{tol}`, a bad ``hess_star``
+            or ``hess_star`` without ``history=True``.
 
     References:
         Jin & Mokhtari, "Affine-Invariant Global Non-Asymptotic Convergence Analysis of BFGS under
@@ -382,11 +369,13 @@ def bfgs(
         if is_concrete(f_s) and not np.isfinite(float(f_s)):
             raise ValueError(f"f_star must be finite, got {f_star!r}")
     h_s = None
+    if hess_star is not None and not history:
+        raise ValueError("hess_star is only used for history.potential: pass history=True with it")
     if hess_star is not None:
         h_s = jnp.asarray(hess_star, dtype=x.dtype)
         check_matrix_spd(h_s, "hess_star", d)
     if f_s is not None and is_concrete((x, f_s)):
-        f0 = fun_flat(x)
+        f0 = _value(fun_flat, x)
         if is_concrete(f0) and np.isfinite(float(f0)) and float(f0) < float(f_s) - tol:
             raise ValueError(
                 f"f_star={float(f_s)!r} is above f(x0)={float(f0)!r} (by more than tol={tol!r}): f_star must be the "
@@ -395,7 +384,7 @@ def bfgs(
     B = initial_hessian(B0, fun_flat, x)
     res = _solve(
         fun_flat, x, B, jnp.asarray(tol, x.dtype), f_s, h_s, line_search=ls, max_iter=int(max_iter), form=form,
-        stop=stop,
+        stop=stop, history=bool(history),
     )  # fmt: skip
     if is_concrete(res.status) and int(res.n_iter) == 0 and int(res.status) == NON_FINITE:
         raise ValueError("fun or its gradient is not finite at x0 (or B0 gives a non-finite direction)")

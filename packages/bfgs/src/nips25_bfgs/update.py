@@ -54,14 +54,16 @@ def bfgs_update(B: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
         [[2.0, 0.0], [0.0, 1.0]]
     """
     check_secant_pair(B, s, y, "B")
-    return direct_update(B, s, y)
+    B_new = direct_update(B, s, y)
+    return 0.5 * (B_new + B_new.T)
 
 
 def direct_update(B: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
-    """:func:`bfgs_update` without the argument checks, for callers that guard with :func:`curvature_ok`."""
+    """:func:`bfgs_update` without the argument checks or the final symmetrisation, for callers that guard with
+    :func:`curvature_ok`. Entry ``(i, j)`` and ``(j, i)`` are computed from the same products, so an exactly
+    symmetric ``B`` stays exactly symmetric (the symmetrisation would be a no-op, one pass over ``(d, d)`` less)."""
     Bs = B @ s
-    B_new = B - jnp.outer(Bs, Bs) / jnp.vdot(s, Bs) + jnp.outer(y, y) / jnp.vdot(s, y)
-    return 0.5 * (B_new + B_new.T)
+    return B - jnp.outer(Bs, Bs) / jnp.vdot(s, Bs) + jnp.outer(y, y) / jnp.vdot(s, y)
 
 
 def inverse_bfgs_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
@@ -95,12 +97,13 @@ def inverse_bfgs_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
         [[0.5, 0.0], [0.0, 1.0]]
     """
     check_secant_pair(H, s, y, "H")
-    return inverse_update(H, s, y)
+    H_new = inverse_update(H, s, y)
+    return 0.5 * (H_new + H_new.T)
 
 
 def inverse_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
-    """:func:`inverse_bfgs_update` without the argument checks, for callers that guard with :func:`curvature_ok`."""
+    """:func:`inverse_bfgs_update` without the argument checks or the final symmetrisation (an exactly symmetric
+    ``H`` stays exactly symmetric, as in :func:`direct_update`), for callers that guard with :func:`curvature_ok`."""
     rho = 1.0 / jnp.vdot(y, s)
     Hy = H @ y
-    H_new = H - rho * (jnp.outer(s, Hy) + jnp.outer(Hy, s)) + (rho * rho * jnp.vdot(y, Hy) + rho) * jnp.outer(s, s)
-    return 0.5 * (H_new + H_new.T)
+    return H - rho * (jnp.outer(s, Hy) + jnp.outer(Hy, s)) + (rho * rho * jnp.vdot(y, Hy) + rho) * jnp.outer(s, s)

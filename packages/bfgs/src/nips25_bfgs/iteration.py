@@ -1,0 +1,105 @@
+r"""One BFGS iteration (Jin & Mokhtari 2025, Alg. 1), shared by :func:`nips25_bfgs.bfgs` and the optimistix adapter.
+
+From :math:`(x_t, f_t, g_t, M_t, d_t)` with :math:`d_t = -B_t^{-1} g_t`: the weak-Wolfe log-bisection search on
+:math:`\phi(\eta) = f(x_t + \eta d_t)`, then :math:`s = x_{t+1} - x_t`, :math:`y = g_{t+1} - g_t`, the BFGS update of
+:math:`M = H = B^{-1}` (inverse form) or :math:`M = B` (direct form), guarded by :math:`s^\top y > 0`, and the next
+direction. Everything is traceable (no Python control flow on values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from nips25_bfgs.linesearch import WeakWolfe, weak_wolfe_log_bisection
+from nips25_bfgs.update import curvature_ok, direct_update, inverse_update
+
+__all__ = ["Iterate", "StepInfo", "bfgs_iteration", "direction", "inverse_of"]
+
+
+class Iterate(NamedTuple):
+    """The solver's iterate: ``x`` ``(d,)``, ``f``, ``g`` ``(d,)``, ``M`` ``(d, d)`` (:math:`H` or :math:`B`), the
+    direction ``d`` ``(d,)`` and ``aux`` (whatever the objective returns beside its value; ``None`` for none)."""
+
+    x: jax.Array
+    f: jax.Array
+    g: jax.Array
+    M: jax.Array
+    d: jax.Array
+    aux: Any
+
+
+class StepInfo(NamedTuple):
+    """What one iteration did: accepted ``eta``, search ``n_trials`` (int32), search ``success``, ``skipped`` (the
+    update was not applied because :math:`s^\\top y \\le 0` or non-finite) and ``finite`` (the next direction is)."""
+
+    eta: jax.Array
+    n_trials: jax.Array
+    success: jax.Array
+    skipped: jax.Array
+    finite: jax.Array
+
+
+def direction(M: jax.Array, g: jax.Array, *, inverse: bool) -> jax.Array:
+    r"""Quasi-Newton direction :math:`d = -B^{-1} g`: ``-M @ g`` for the inverse form, a Cholesky solve otherwise."""
+    if inverse:
+        return -(M @ g)
+    return -jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M, lower=True), g)
+
+
+def inverse_of(B: jax.Array) -> jax.Array:
+    """:math:`B^{-1}` of an SPD matrix by Cholesky, symmetrised (the inverse form's :math:`H_0`)."""
+    eye = jnp.eye(B.shape[0], dtype=B.dtype)
+    H = jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(B, lower=True), eye)
+    return 0.5 * (H + H.T)
+
+
+def bfgs_iteration(
+    value_and_grad: Callable[[jax.Array], tuple[tuple[jax.Array, Any], jax.Array]],
+    it: Iterate,
+    *,
+    line_search: WeakWolfe,
+    inverse: bool,
+) -> tuple[Iterate, StepInfo]:
+    r"""One BFGS iteration with a weak-Wolfe step; on a failed search or a non-finite direction the iterate is kept.
+
+    Args:
+        value_and_grad: ``x (d,) -> ((f, aux), grad (d,))`` (``jax.value_and_grad(..., has_aux=True)`` form).
+        it: the current :class:`Iterate`.
+        line_search: the search constants.
+        inverse: whether ``it.M`` is :math:`H = B^{-1}`.
+
+    Returns:
+        ``(next Iterate, StepInfo)``. The next iterate equals ``it`` (except ``M`` and ``d`` stay too) when the
+        search fails; ``M`` and ``d`` are kept when the new direction is not finite.
+    """
+
+    def phi(eta: jax.Array) -> tuple[jax.Array, jax.Array, tuple[jax.Array, jax.Array, Any]]:
+        x_new = it.x + eta * it.d
+        (f_new, aux_new), g_new = value_and_grad(x_new)
+        return f_new, jnp.vdot(g_new, it.d), (x_new, g_new, aux_new)
+
+    res = weak_wolfe_log_bisection(phi, it.f, jnp.vdot(it.g, it.d), line_search=line_search)
+    x_new, g_new, aux_new = res.aux
+    s, y = x_new - it.x, g_new - it.g
+    pair_ok = curvature_ok(s, y)
+    M_upd = inverse_update(it.M, s, y) if inverse else direct_update(it.M, s, y)
+    M_new = jnp.where(pair_ok, M_upd, it.M)
+    d_new = direction(M_new, g_new, inverse=inverse)
+    ok = res.success
+    finite = jnp.all(jnp.isfinite(d_new))
+    keep = ok & finite
+    pick = lambda a, b: jax.tree.map(lambda u, v: jnp.where(ok, u, v), a, b)  # noqa: E731
+    nxt = Iterate(
+        x=pick(x_new, it.x),
+        f=pick(res.value, it.f),
+        g=pick(g_new, it.g),
+        M=jnp.where(keep, M_new, it.M),
+        d=jnp.where(keep, d_new, it.d),
+        aux=pick(aux_new, it.aux),
+    )
+    info = StepInfo(eta=res.eta, n_trials=res.n_trials, success=ok, skipped=ok & ~pair_ok, finite=finite)
+    return nxt, info
