@@ -59,6 +59,9 @@ def test_two_processes_form_one_group(tmp_path):
     script.write_text(
         textwrap.dedent(
             """
+            import sys
+            from pathlib import Path
+
             import torch
             from accelerate import Accelerator
 
@@ -66,10 +69,13 @@ def test_two_processes_form_one_group(tmp_path):
             value = torch.tensor([float(acc.process_index + 1)])
             total = acc.reduce(value, reduction="sum")
             print(f"RANK {acc.process_index} of {acc.num_processes} device {acc.device} total {total.item()}")
+            if __name__ == "__main__" and acc.is_main_process:  # run as a script, with its own argv and path
+                print(f"ARGV {sys.argv[1:]} FILE {Path(__file__).name} PATH0 {Path(sys.path[0]).name}")
             """
         )
     )
-    proc = run_accelerate(script, num_processes=2, timeout=240)
+    proc = run_accelerate(script, "a", "--b", num_processes=2, timeout=240)
+    assert f"ARGV ['a', '--b'] FILE group.py PATH0 {tmp_path.name}" in proc.stdout
     # the two ranks share one stdout pipe, so their lines may interleave: find each rank's record
     records = sorted(re.findall(r"RANK (\d) of (\d) device (\S+?) total ([0-9.]+)", proc.stdout))
     assert [(r, n, t) for r, n, _, t in records] == [("0", "2", "3.0"), ("1", "2", "3.0")]

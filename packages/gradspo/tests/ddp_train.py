@@ -60,6 +60,9 @@ def run_case(method: str, accelerator=None) -> dict:
     }
 
 
+PRETRAIN = {"steps": 3, "batch_size": 8, "lr": 2e-3, "seed": 0}  # the digits UNet pretraining case (global batch 8)
+
+
 def _spy_writes(rank: int) -> None:
     """Print one line per file written (safetensors and text), naming the rank."""
     import safetensors.torch
@@ -93,6 +96,9 @@ def main(out: str) -> None:
     print(f"TIME rank={acc.process_index} cases {time.perf_counter() - start:.1f} s", flush=True)
     _spy_writes(acc.process_index)
     cli(["train", "--iters", "1", "--batch", "2", "--candidates", "2", "--out", str(pathlib.Path(out, "cli")), "-q"])
+    from nips25_gradspo.digits import pretrain_digits_unet
+
+    pretrain_digits_unet(pathlib.Path(out, "pretrain", "unet.safetensors"), **PRETRAIN, accelerator=acc)
     print(f"TIME rank={acc.process_index} total {time.perf_counter() - start:.1f} s", flush=True)
 
 

@@ -53,6 +53,58 @@ def test_two_processes_equal_one_process_and_only_rank0_writes(tmp_path):
         assert float(gap.abs().max()) < 1e-4 and float(gap.abs().mean()) < 1e-6, (m, gap.abs().max(), gap.abs().mean())
     # the CLI `train` (which crashed at save under DDP) saved once, from rank 0 only
     writes = re.findall(r"WRITE rank=(\d) (\S+)", proc.stdout + proc.stderr)
-    assert sorted(Path(p).name for _, p in writes) == ["history.json", "lora.safetensors"]
+    assert sorted(Path(p).name for _, p in writes) == ["history.json", "lora.safetensors", "unet.safetensors"]
     assert {r for r, _ in writes} == {"0"}
     assert (tmp_path / "cli" / "lora.safetensors").is_file()
+    # the digits UNet pretraining: 2 processes x 4 rows equal 1 process x 8 rows (3 AdamW steps, lr 2e-3); same
+    # float-summation argument and tolerance as above, with the step scale 2e-3
+    from nips25_gradspo.digits import pretrain_digits_unet
+    from safetensors.torch import load_file
+
+    two = load_file(str(tmp_path / "pretrain" / "unet.safetensors"))
+    one = load_file(str(pretrain_digits_unet(tmp_path / "one.safetensors", **_script_module().PRETRAIN)))
+    assert two.keys() == one.keys()
+    gap = torch.cat([(two[k].float() - one[k].float()).abs().ravel() for k in one])
+    assert float(gap.max()) < 1e-4 and float(gap.mean()) < 1e-6, (gap.max(), gap.mean())
+
+
+def test_pretrain_on_one_process_equals_the_plain_loop(tmp_path):
+    """One process under accelerate draws and trains exactly as the plain loop did (the shipped weights reproduce)."""
+    from diffusers.schedulers.scheduling_ddpm import DDPMScheduler
+    from nips25_gradspo.digits import _SCHEDULE, NULL_CLASS, digits_unet, load_digits, pretrain_digits_unet
+    from safetensors.torch import load_file
+
+    from nips25_shared import seed_everything
+
+    steps, batch, lr, seed = 2, 8, 2e-3, 0
+    got = load_file(str(pretrain_digits_unet(tmp_path / "u.safetensors", steps=steps, batch_size=batch, seed=seed)))
+    seed_everything(seed)  # the 0.1.0 loop, written out
+    data, unet, ddpm = load_digits(), digits_unet(), DDPMScheduler(**_SCHEDULE)
+    opt = torch.optim.AdamW(unet.parameters(), lr=lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    gen = torch.Generator().manual_seed(seed)
+    unet.train()
+    for _ in range(steps):
+        idx = torch.randint(0, len(data.x_train), (batch,), generator=gen)
+        x0, c = data.x_train[idx], data.y_train[idx].clone()
+        c[torch.rand(batch, generator=gen) < 0.1] = NULL_CLASS
+        t = torch.randint(0, ddpm.config.num_train_timesteps, (batch,), generator=gen)
+        eps = torch.randn(x0.shape, generator=gen)
+        loss = torch.nn.functional.mse_loss(unet(ddpm.add_noise(x0, eps, t), t, c).sample, eps)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
+        opt.step()
+        sched.step()
+    for k, v in unet.state_dict().items():
+        torch.testing.assert_close(got[k], v.detach(), rtol=0, atol=0)
+
+
+def test_pretrain_refuses_a_batch_that_does_not_split():
+    from unittest import mock
+
+    from nips25_gradspo.digits import pretrain_digits_unet
+
+    acc = mock.Mock(num_processes=3, process_index=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        pretrain_digits_unet("unused.safetensors", steps=1, batch_size=8, accelerator=acc)

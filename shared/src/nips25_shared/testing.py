@@ -18,6 +18,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -86,6 +87,25 @@ def accelerate_command(
     return cmd
 
 
+_WRAPPER = """\
+import runpy
+import sys
+from pathlib import Path
+
+script = sys.argv[1]
+sys.argv = sys.argv[1:]
+sys.path[0] = str(Path(script).parent)
+runpy.run_path(script, run_name="__main__")
+try:
+    import torch.distributed as dist
+except ImportError:
+    dist = None
+if dist is not None and dist.is_available() and dist.is_initialized():
+    dist.barrier()
+    dist.destroy_process_group()
+"""
+
+
 def run_accelerate(
     script: str | os.PathLike[str],
     *args: str,
@@ -115,18 +135,24 @@ def run_accelerate(
             so a failing test shows what every rank printed.
         ValueError: if ``num_processes`` is not a positive integer.
     """
-    cmd = accelerate_command(script, *args, num_processes=num_processes)
     full_env = {**os.environ, **ACCELERATE_CPU_ENV, **(env or {})}
     workdir = Path(cwd) if cwd is not None else Path(script).resolve().parent
-    try:
-        proc = subprocess.run(
-            cmd, env=full_env, cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired as err:
-        raise AssertionError(
-            f"accelerate run timed out after {timeout} s: {' '.join(cmd)}\n"
-            f"--- stdout ---\n{_text(err.stdout)}\n--- stderr ---\n{_text(err.stderr)}"
-        ) from err
+    with tempfile.TemporaryDirectory(prefix="nips25-launch-") as tmp:
+        # every rank runs the script through a wrapper that tears the process group down after a barrier: a rank
+        # that exits while another still holds gloo connections can abort ("terminate called without an active
+        # exception", SIGABRT) after the script itself succeeded
+        wrapper = Path(tmp) / "launch_script.py"
+        wrapper.write_text(_WRAPPER)
+        cmd = accelerate_command(wrapper, str(Path(script).resolve()), *args, num_processes=num_processes)
+        try:
+            proc = subprocess.run(
+                cmd, env=full_env, cwd=workdir, capture_output=True, text=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired as err:
+            raise AssertionError(
+                f"accelerate run timed out after {timeout} s: {' '.join(cmd)}\n"
+                f"--- stdout ---\n{_text(err.stdout)}\n--- stderr ---\n{_text(err.stderr)}"
+            ) from err
     if proc.returncode != 0:
         raise AssertionError(
             f"accelerate run exited {proc.returncode}: {' '.join(cmd)}\n"

@@ -9,7 +9,15 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, progress, run_reproduce, seed_everything, seed_int
+from nips25_shared import (
+    add_common_arguments,
+    configure_logging,
+    progress,
+    run_reproduce,
+    seed_everything,
+    seed_int,
+)
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["main"]
 
@@ -73,8 +81,9 @@ def _pretrain(args: argparse.Namespace) -> int:
     clf = train_noisy_classifier(
         data.x_train, data.y_train, DDPMScheduler(**_SCHEDULE), steps=args.classifier_steps, seed=args.seed
     )
-    save_file({k: v.contiguous() for k, v in clf.state_dict().items()}, str(out / "noisy_classifier.safetensors"))
-    print(f"wrote {out / 'digits_unet.safetensors'} and {out / 'noisy_classifier.safetensors'}")
+    if is_main_rank():  # the classifier is small and trained whole on every process; only the main one writes
+        save_file({k: v.contiguous() for k, v in clf.state_dict().items()}, str(out / "noisy_classifier.safetensors"))
+        print(f"wrote {out / 'digits_unet.safetensors'} and {out / 'noisy_classifier.safetensors'}")
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -119,7 +120,14 @@ def load_digits_unet(path: str | Path | None = None) -> UNet2DModel:
 
 
 def pretrain_digits_unet(
-    out: str | Path, *, steps: int = 2500, batch_size: int = 128, lr: float = 2e-3, p_uncond: float = 0.1, seed: int = 0
+    out: str | Path,
+    *,
+    steps: int = 2500,
+    batch_size: int = 128,
+    lr: float = 2e-3,
+    p_uncond: float = 0.1,
+    seed: int = 0,
+    accelerator: Any = None,
 ) -> Path:
     r"""Train the digits UNet by DDPM's simplified loss :math:`\|\epsilon - \epsilon_\theta(x_t, t, c)\|^2`.
 
@@ -133,26 +141,40 @@ def pretrain_digits_unet(
         lr: AdamW learning rate (> 0), cosine-decayed to 0.
         p_uncond: probability of the null class, in ``[0, 1)``.
         seed: random seed.
+        accelerator: an ``accelerate.Accelerator`` (default: a new one). Data-parallel: every process draws the
+            same global batch of ``batch_size`` from the seeded generator and trains on its contiguous share
+            (``batch_size / num_processes`` rows; DDP averages the gradients, so the update is the global batch's),
+            and the cosine schedule steps once per optimiser step; one process gives the same draws and weights as
+            before this argument existed (the shipped weights reproduce). The main process writes ``out`` after
+            ``wait_for_everyone()``.
 
     Returns:
         The path written.
 
     Raises:
-        ValueError: if a hyper-parameter is out of range.
+        ValueError: if a hyper-parameter is out of range, or ``batch_size`` is not a multiple of the number of
+            processes.
     """
+    from accelerate import Accelerator
     from safetensors.torch import save_file
 
     if steps < 1 or batch_size < 1 or not lr > 0 or not 0.0 <= p_uncond < 1.0:
         raise ValueError(
             f"need steps >= 1, batch_size >= 1, lr > 0, p_uncond in [0, 1); got {steps}, {batch_size}, {lr}, {p_uncond}"
         )
+    acc = accelerator if accelerator is not None else Accelerator()
+    world, rank = acc.num_processes, acc.process_index
+    if batch_size % world:
+        raise ValueError(f"batch_size ({batch_size}) must be a multiple of the number of processes ({world})")
+    share = slice(rank * (batch_size // world), (rank + 1) * (batch_size // world))
     seed_everything(seed)
     data = load_digits()
     unet = digits_unet()
     ddpm = DDPMScheduler(**_SCHEDULE)
     opt = torch.optim.AdamW(unet.parameters(), lr=lr, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
-    gen = torch.Generator().manual_seed(seed)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)  # not prepared: one step per real step
+    unet, opt = acc.prepare(unet, opt)
+    gen = torch.Generator().manual_seed(seed)  # the same global draws on every process
     n = len(data.x_train)
     unet.train()
     for step in progress(range(steps), desc="pretrain digits UNet"):
@@ -161,15 +183,20 @@ def pretrain_digits_unet(
         c[torch.rand(batch_size, generator=gen) < p_uncond] = NULL_CLASS
         t = torch.randint(0, ddpm.config.num_train_timesteps, (batch_size,), generator=gen)
         eps = torch.randn(x0.shape, generator=gen)
+        x0, c, t, eps = (v[share].to(acc.device) for v in (x0, c, t, eps))
         loss = torch.nn.functional.mse_loss(unet(ddpm.add_noise(x0, eps, t), t, c).sample, eps)
         opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(unet.parameters(), 1.0)
+        acc.backward(loss)
+        acc.clip_grad_norm_(unet.parameters(), 1.0)
         opt.step()
         sched.step()
         if step % 500 == 0:
             _LOG.info("pretrain step %d loss %.4f", step, loss.item())
     p = Path(out)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.detach().contiguous() for k, v in unet.state_dict().items()}, str(p))
+    acc.wait_for_everyone()
+    if acc.is_main_process:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        state = acc.unwrap_model(unet).state_dict()
+        save_file({k: v.detach().cpu().contiguous() for k, v in state.items()}, str(p))
+    acc.wait_for_everyone()
     return p
