@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from nips25_shared import Claim, Report, get_logger, progress, seed_everything
+from nips25_shared.logs import is_main_rank
 from nips25_tmex.ate import ate_ols
 from nips25_tmex.gcm import DegenerateResidualWarning
 from nips25_tmex.kci import kci_available
@@ -206,7 +207,8 @@ def _figure(demo: dict[str, Any], five: dict[str, Any], runtime: dict[str, Any],
     axes[2].set_title("(iii) runtime")
     axes[2].legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    if is_main_rank():  # under a distributed launch every rank draws the figure; the main rank writes it
+        fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
