@@ -108,7 +108,12 @@ class TSGNN(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def save(self, path: str | Path) -> Path:
-        """Write the configuration and weights to ``path`` (a ``torch.save`` file)."""
+        """Write the configuration and weights to ``path`` (a ``torch.save`` file).
+
+        Under a distributed launch every process holds the same weights after :func:`~nips25_gfm.training.fit`;
+        call this on the main process only, after ``accelerator.wait_for_everyone()``, as ``nips25-gfm train``
+        does.
+        """
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         torch.save({"config": json.dumps(asdict(self.config)), "state_dict": self.state_dict()}, path)

@@ -46,6 +46,7 @@ from nips25_gfm.experiments.csbm import csbm_family
 from nips25_gfm.model import TSGNN
 from nips25_gfm.training import FitConfig, PreparedGraph, fit, predict, prepare, zero_shot_accuracy
 from nips25_shared import Claim, Report, get_logger, seed_everything
+from nips25_shared.logs import is_main_rank
 
 __all__ = [
     "DATA_ENV",
@@ -245,7 +246,8 @@ def _figure(
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     name = "zero_shot.png"
-    fig.savefig(out_dir / name, dpi=120)
+    if is_main_rank():  # under a distributed launch every rank draws the figure; the main rank writes it
+        fig.savefig(out_dir / name, dpi=120)
     plt.close(fig)
     return name
 
