@@ -161,7 +161,9 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     start = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(min(2, torch.get_num_threads()))
+    # digits-transfer: one thread. Its matrices are 128 wide; under load two OpenMP threads made pretraining 7x
+    # slower (130 s vs 19 s per seed, 2026-12-01, load 7 on 2 cores). Only the speed changes.
+    torch.set_num_threads(1 if p.task == "digits" else min(2, torch.get_num_threads()))
     if p.task == "digits":
         from nips25_gora.transfer import reproduce_digits
 
