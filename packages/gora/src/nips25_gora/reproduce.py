@@ -19,6 +19,7 @@ from nips25_gora.corpus import load_topics
 from nips25_gora.models import MINILM_TARGETS, load_minilm_classifier, minilm_path, tokenize
 from nips25_gora.training import TrainConfig, evaluate_accuracy, make_loader, mean_loss, train
 from nips25_shared import Claim, Report, get_logger, seed_everything
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["PROFILES", "Profile", "reproduce"]
 
@@ -99,6 +100,10 @@ def _pooled_std(a: list[float], b: list[float]) -> float:
 
 
 def _figure(results: dict[str, list[dict[str, Any]]], gora_info: GoraInit | None, out_dir: Path) -> str:
+    """Draw and save the figure on the main rank only (``is_main_rank``); every rank returns its file name."""
+    name = "gora_loss_and_ranks.png"
+    if not is_main_rank():
+        return name
     import matplotlib
 
     matplotlib.use("Agg")
@@ -118,7 +123,6 @@ def _figure(results: dict[str, list[dict[str, Any]]], gora_info: GoraInit | None
         axes[1].set_xticks(range(len(names)), [n.split("encoder.")[-1] for n in names], rotation=90, fontsize=6)
         axes[1].set(ylabel="rank", title="GoRA ranks (seed 0)")
     fig.tight_layout()
-    name = "gora_loss_and_ranks.png"
     fig.savefig(out_dir / name, dpi=120)
     plt.close(fig)
     return name
