@@ -65,6 +65,10 @@ def rank_pattern_keys(ranks: Mapping[str, int]) -> dict[str, int]:
 
     peft matches a key with ``re.match(rf"(.*\\.)?({key})$", name)`` and silently falls back to ``r`` when no key
     matches; a bare suffix such as ``"layer.1.query"`` would also match ``"layer.11.query"``'s neighbours.
+
+    Example:
+        >>> rank_pattern_keys({"fc1": 12, "fc2": 3})
+        {'^fc1': 12, '^fc2': 3}
     """
     return {"^" + re.escape(name): int(r) for name, r in ranks.items()}
 
@@ -111,6 +115,14 @@ def export_rank_json(
 
     Returns:
         The path written, or ``None`` on a non-main process.
+
+    Example:
+        >>> import tempfile
+        >>> info = GoraInit(ranks={"0": 2}, importances={"0": 1.0}, shapes={"0": (4, 4)}, budget=16, realised=16,
+        ...                 grad_seconds=0.0, init_seconds=0.0, relative_error={"0": 0.0})
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     export_rank_json(info, tmp).name, export_rank_json(info, tmp, is_main_process=False)
+        ('rank.json', None)
     """
     if not (is_main_rank() if is_main_process is None else is_main_process):
         return None
