@@ -158,3 +158,23 @@ def test_apply_gora_twice_on_the_same_model_names_the_model(make_bert, make_batc
     apply_gora(model, make_batches(1), config)
     with pytest.raises(TypeError, match="model: .*already a peft"):
         apply_gora(model, make_batches(1), config)
+
+
+def test_a_non_main_rank_writes_nothing(make_bert, make_batches, tmp_path, monkeypatch):
+    """Under a launch (env ``RANK=1``) without an accelerator: no adapter, no rank.json, no figure (issue 42)."""
+    from nips25_gora import save_adapter
+    from nips25_gora.reproduce import _figure
+
+    peft_model, *_ = _gora(make_bert, make_batches)
+    results = {"gora": [{"losses": [1.0, 0.5]}]}
+    monkeypatch.setenv("RANK", "1")
+    assert save_adapter(peft_model, tmp_path / "adapter") is None
+    assert export_rank_json(peft_model.gora_init, tmp_path / "rank.json") is None
+    assert _figure(results, peft_model.gora_init, tmp_path) == "gora_loss_and_ranks.png"
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("RANK", "0")
+    assert export_rank_json(peft_model.gora_init, tmp_path / "rank.json", is_main_process=False) is None
+    assert save_adapter(peft_model, tmp_path / "adapter") == tmp_path / "adapter"
+    assert (tmp_path / "adapter" / "rank.json").is_file()
+    assert _figure(results, peft_model.gora_init, tmp_path) == "gora_loss_and_ranks.png"
+    assert (tmp_path / "gora_loss_and_ranks.png").is_file()

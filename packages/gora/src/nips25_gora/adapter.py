@@ -22,6 +22,7 @@ from nips25_gora.gradients import LossFn, accumulate_gradients, find_target_line
 from nips25_gora.importance import importance
 from nips25_gora.initialization import compress_init, lora_scaling
 from nips25_shared import get_logger
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["GoraInit", "apply_gora", "check_rank_pattern", "export_rank_json", "rank_pattern_keys", "save_adapter"]
 
@@ -64,6 +65,10 @@ def rank_pattern_keys(ranks: Mapping[str, int]) -> dict[str, int]:
 
     peft matches a key with ``re.match(rf"(.*\\.)?({key})$", name)`` and silently falls back to ``r`` when no key
     matches; a bare suffix such as ``"layer.1.query"`` would also match ``"layer.11.query"``'s neighbours.
+
+    Example:
+        >>> rank_pattern_keys({"fc1": 12, "fc2": 3})
+        {'^fc1': 12, '^fc2': 3}
     """
     return {"^" + re.escape(name): int(r) for name, r in ranks.items()}
 
@@ -93,12 +98,34 @@ def check_rank_pattern(model: nn.Module, rank_pattern: Mapping[str, int]) -> dic
     return out
 
 
-def export_rank_json(info: GoraInit, path: str | os.PathLike[str]) -> Path:
+def export_rank_json(
+    info: GoraInit, path: str | os.PathLike[str], *, is_main_process: bool | None = None
+) -> Path | None:
     """Write ``rank.json`` (as the official code does): ranks, importances, shapes, budget, timings.
 
+    Only the main process writes: under a distributed launch the other ranks return ``None`` without touching
+    the file system (the caller should have the ranks wait for each other before reading the file).
+
+    Args:
+        info: the :class:`GoraInit` of :func:`apply_gora` (``model.gora_init``).
+        path: a file path, or an existing directory (then ``path / "rank.json"``).
+        is_main_process: whether this process writes; ``None`` decides from the launch environment
+            (``nips25_shared.logs.is_main_rank``: ``RANK``/``LOCAL_RANK`` unset or 0). Pass
+            ``accelerator.is_main_process`` when an ``Accelerator`` is at hand.
+
     Returns:
-        The path written.
+        The path written, or ``None`` on a non-main process.
+
+    Example:
+        >>> import tempfile
+        >>> info = GoraInit(ranks={"0": 2}, importances={"0": 1.0}, shapes={"0": (4, 4)}, budget=16, realised=16,
+        ...                 grad_seconds=0.0, init_seconds=0.0, relative_error={"0": 0.0})
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     export_rank_json(info, tmp).name, export_rank_json(info, tmp, is_main_process=False)
+        ('rank.json', None)
     """
+    if not (is_main_rank() if is_main_process is None else is_main_process):
+        return None
     p = Path(path)
     if p.is_dir():
         p = p / "rank.json"
@@ -112,8 +139,10 @@ def save_adapter(model: nn.Module, out_dir: str | os.PathLike[str], *, accelerat
 
     Safe under a multi-process ``accelerate`` run: every process waits for the others
     (``accelerator.wait_for_everyone()``), then only the main process writes, from the unwrapped model
-    (``accelerator.unwrap_model``, so a DDP-wrapped model saves like the plain one). The files load with
-    ``PeftModel.from_pretrained(base, out_dir)`` without this package.
+    (``accelerator.unwrap_model``, so a DDP-wrapped model saves like the plain one). Without an ``accelerator``
+    the main process is read from the launch environment (``RANK``/``LOCAL_RANK`` unset or 0,
+    ``nips25_shared.logs.is_main_rank``): the other ranks write nothing (they do not wait; pass the accelerator
+    for that). The files load with ``PeftModel.from_pretrained(base, out_dir)`` without this package.
 
     Args:
         model: the ``PeftModel`` returned by :func:`apply_gora` (possibly prepared by ``accelerator``).
@@ -142,12 +171,14 @@ def save_adapter(model: nn.Module, out_dir: str | os.PathLike[str], *, accelerat
         accelerator.wait_for_everyone()
         if not accelerator.is_main_process:
             return None
+    elif not is_main_rank():
+        return None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     inner.save_pretrained(str(out))
     info = getattr(inner, "gora_init", None)
     if isinstance(info, GoraInit):
-        export_rank_json(info, out)
+        export_rank_json(info, out, is_main_process=True)
     return out
 
 

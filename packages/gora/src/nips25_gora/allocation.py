@@ -32,6 +32,10 @@ def lora_budget(shapes: Mapping[str, tuple[int, int]], *, r_ref: int) -> int:
 
     Raises:
         ValueError: on empty or malformed ``shapes`` or ``r_ref < 1``.
+
+    Example:
+        >>> lora_budget({"q": (128, 64), "v": (128, 128)}, r_ref=4)
+        1792
     """
     _check_shapes(shapes)
     if isinstance(r_ref, bool) or not isinstance(r_ref, int) or r_ref < 1:
@@ -44,6 +48,10 @@ def realised_budget(shapes: Mapping[str, tuple[int, int]], ranks: Mapping[str, i
 
     Raises:
         ValueError: if the keys of ``shapes`` and ``ranks`` differ or a rank is negative.
+
+    Example:
+        >>> realised_budget({"q": (128, 64), "v": (128, 128)}, {"q": 6, "v": 2})
+        1664
     """
     _check_shapes(shapes)
     if set(shapes) != set(ranks):

@@ -44,6 +44,14 @@ class GoraConfig:
             (the official code does not; default False).
         modules_to_save: extra modules trained in full and saved with the adapter (e.g. a new classifier head).
         lora_dropout: dropout of the LoRA branch (peft's ``lora_dropout``).
+
+    Example:
+        >>> GoraConfig(target_modules=("query", "value"), r_ref=4).r_max
+        32
+        >>> GoraConfig(r_min=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: r_min must be >= 1, got 0
     """
 
     target_modules: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")

@@ -46,15 +46,22 @@ def _prepared(seed: int, shots: int) -> tuple[Any, DigitsNet]:
     return data, net
 
 
+def _cached_prepare(cache: dict[Any, Any], seed: int, shots: int) -> None:
+    """Pretrain + probe ``seed`` once; its wall time adds to ``cache["prepare_seconds"]``."""
+    if seed not in cache:
+        t0 = time.perf_counter()
+        cache[seed] = _prepared(seed, shots)
+        cache["prepare_seconds"] = cache.get("prepare_seconds", 0.0) + time.perf_counter() - t0
+
+
 def _gora_config(p: Any, **kw: Any) -> GoraConfig:
     fields: dict[str, Any] = {"target_modules": DIGITS_TARGETS, "r_ref": p.r_ref, "r_min": 1, "r_max": 32,
                               "n_steps": p.grad_batches, "modules_to_save": ("classifier",)}  # fmt: skip
     return GoraConfig(**(fields | kw))
 
 
-def _run(method: str, seed: int, lr: float, p: Any, cache: dict[int, Any], *, split: str) -> dict[str, Any]:
-    if seed not in cache:
-        cache[seed] = _prepared(seed, p.shots)
+def _run(method: str, seed: int, lr: float, p: Any, cache: dict[Any, Any], *, split: str) -> dict[str, Any]:
+    _cached_prepare(cache, seed, p.shots)
     data, probed = cache[seed]
     net = copy.deepcopy(probed)
     grad_loader = make_loader(data.train, batch_size=p.grad_batch_size, seed=seed + 10_000)
@@ -88,7 +95,7 @@ def _cycle(loader: Any) -> Any:
         yield from loader
 
 
-def _full_rank_control(seed: int, p: Any, cache: dict[int, Any]) -> dict[str, float]:
+def _full_rank_control(seed: int, p: Any, cache: dict[Any, Any]) -> dict[str, float]:
     """Full-rank GoRA (r_i = n_i) against a manual SGD step W <- W - xi G on the same batches: the same loss."""
     data, probed = cache[seed]
     grad_loader = make_loader(data.train, batch_size=p.grad_batch_size, seed=seed + 10_000)
@@ -108,7 +115,7 @@ def _full_rank_control(seed: int, p: Any, cache: dict[int, Any]) -> dict[str, fl
     return {"base": base, "full_rank_gora": mean_loss(full, grad_batches), "sgd_step": mean_loss(sgd, grad_batches)}
 
 
-def _pick_lr(method: str, p: Any, cache: dict[int, Any], rng: random.Random) -> tuple[float, dict[str, float]]:
+def _pick_lr(method: str, p: Any, cache: dict[Any, Any], rng: random.Random) -> tuple[float, dict[str, float]]:
     seeds = [LR_SEED_OFFSET + i for i in range(p.lr_seeds)]
     val = {}
     for lr in p.lr_grid:
@@ -149,20 +156,29 @@ def _paired_claim(cid: str, statement: str, a: str, b: str, acc: dict[str, list[
 def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: str, start: float) -> Report:
     """Run the digits-transfer profile ``p``; see the module docstring and the README for the design."""
     rng = random.Random(seed)
-    cache: dict[int, Any] = {}
+    cache: dict[Any, Any] = {}
     chosen, grid = {}, {}
+    t_search = time.perf_counter()
     for method in p.methods:
         chosen[method], grid[method] = _pick_lr(method, p, cache, rng)
         log.info("%s: lr %g (validation %s)", method, chosen[method], grid[method])
+    phases = {"lr_search_seconds": time.perf_counter() - t_search, "prepare_seconds_in_lr_search":
+              cache.get("prepare_seconds", 0.0)}  # fmt: skip
     seeds = [seed + i for i in range(p.n_seeds)]
     results: dict[str, list[dict[str, Any]]] = {m: [] for m in p.methods}
     probe: list[float] = []
     controls = []
+    t_test = time.perf_counter()
+    control_seconds = 0.0
     for s in seeds:
         for method in p.methods:
             results[method].append(_run(method, s, chosen[method], p, cache, split="test"))
         probe.append(evaluate_accuracy(cache[s][1], cache[s][0].test))
+        t0 = time.perf_counter()
         controls.append(_full_rank_control(s, p, cache))
+        control_seconds += time.perf_counter() - t0
+    phases |= {"test_seconds": time.perf_counter() - t_test, "prepare_seconds_total": cache["prepare_seconds"],
+               "control_seconds": control_seconds}  # fmt: skip
     acc = {m: [r["accuracy"] for r in runs] for m, runs in results.items()}
     acc["probe"] = probe
     note = (f"MLP 64-128x4 pretrained on sklearn digits 0-4, adapted to 5-9 with {p.shots} images per class, "
@@ -224,6 +240,8 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
     ))  # fmt: skip
     summary = {m: {"mean": statistics.fmean(v), "se": _se(v), "lr": chosen.get(m),
                    "trainable": results[m][0]["trainable"] if m in results else 0,
+                   "run_seconds": statistics.fmean(r["init_seconds"] + r["train_seconds"] for r in results[m])
+                   if m in results else 0.0,
                    "init_seconds": statistics.fmean(r["init_seconds"] for r in results[m]) if m in results else 0.0}
                for m, v in acc.items()}  # fmt: skip
     figures = [_figure(results, infos[0], out_dir)]
@@ -232,6 +250,7 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
         "lr_search": {"grid": list(p.lr_grid), "seeds": [LR_SEED_OFFSET + i for i in range(p.lr_seeds)],
                       "validation_accuracy": grid, "chosen": chosen},
         "summary": summary,
+        "phase_seconds": phases,
     }  # fmt: skip
     notes = (
         "Test accuracy (mean ± SE over seeds; chosen lr; trainable parameters): "
