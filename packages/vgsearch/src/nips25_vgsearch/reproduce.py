@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from nips25_shared import Claim, Report, get_logger
+from nips25_shared.logs import is_main_rank
 from nips25_vgsearch.adaptive import AdaptiveG
 from nips25_vgsearch.flops import FlopsModel
 from nips25_vgsearch.search import PAPER, SearchConfig
@@ -214,7 +215,8 @@ def _plot(curves: dict[str, dict[str, list[SweepPoint]]], out_dir: Path) -> str:
         ax.legend(fontsize=8)
     fig.tight_layout()
     name = "accuracy_vs_flops.png"
-    fig.savefig(out_dir / name, dpi=120)
+    if is_main_rank():  # under a distributed launch every rank draws the figure; the main rank writes it
+        fig.savefig(out_dir / name, dpi=120)
     plt.close(fig)
     return name
 
