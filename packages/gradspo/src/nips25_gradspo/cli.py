@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
-    add_common_arguments(rep, slug="gradspo")
+    add_common_arguments(rep, slug="gradspo", profiles=("quick", "variance", "paper"))
     tr = sub.add_parser("train", help="align the shipped digits UNet with one method; save its LoRA")
     tr.add_argument("--method", choices=["gradspo", "spo", "dpo"], default="gradspo")
     tr.add_argument("--iters", type=int, default=20, help="training iterations (>= 1)")
