@@ -75,7 +75,8 @@ def _pretrain(args: argparse.Namespace) -> int:
 
     configure_logging(args.verbose - args.quiet)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if is_main_rank():  # pretrain_digits_unet writes on the main process after wait_for_everyone()
+        out.mkdir(parents=True, exist_ok=True)
     pretrain_digits_unet(out / "digits_unet.safetensors", steps=args.unet_steps, seed=args.seed)
     data = load_digits()
     clf = train_noisy_classifier(
