@@ -93,7 +93,7 @@ PROFILES: dict[str, ExperimentConfig] = {
     ),
     "quick": ExperimentConfig(),
     # The powered variance measurement (0.2.1): the quick profile's checkpoints (seed 0, 5 iterations of each
-    # method), 128 draws instead of 32; only the two variance claims. About 20 CPU minutes on one core.
+    # method), 128 draws instead of 32; only the two variance claims. 693 s measured on one loaded core.
     "variance": ExperimentConfig(seeds=1, var_resamples=128, variance_only=True),
 }
 
@@ -612,7 +612,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
 
     Args:
         profile: ``"quick"`` (digits stand-in, CPU minutes), ``"variance"`` (the powered variance measurement at
-            the quick profile's checkpoints, 128 draws, only the two variance claims; about 20 CPU minutes),
+            the quick profile's checkpoints, 128 draws, only the two variance claims; about 12 CPU minutes),
             ``"tiny"`` (smoke test) or ``"paper"`` (SD1.5 and the
             step-aware preference model from local paths given by ``NIPS25_GRADSPO_SD15``, ``NIPS25_GRADSPO_SPM``,
             ``NIPS25_GRADSPO_SPM_CKPT``, ``NIPS25_GRADSPO_PROMPTS``; see :mod:`nips25_gradspo.paper`).
