@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -32,6 +33,67 @@ def test_reproduce_tiny_profile_report_structure(tmp_path):
     assert all(isinstance(measured[f"reward_{m}"], float) for m in ("gradspo", "spo", "dpo", "ref"))
     assert (tmp_path / report.figures[0]).is_file()
     json.dumps(report.to_dict())
+    var = report.claims[1].measured
+    assert var["verdict"].startswith(("holds", "does not hold", "undecided"))
+    for u in var["units"]:  # issue 30 item 2: a compared step has the threshold acting for every method there
+        if u["compared"]:
+            assert 0 < u["valid_fraction_spo"] < 1
+    assert var["units_compared"] == sum(u["compared"] for u in var["units"])
+
+
+def _est(valid_g, valid_s, rv_s=(2.0, 2.0, 2.0), se=0.1):
+    """A synthetic per-checkpoint variance record over t = 333 / 167 / 1 (the last step is index 2)."""
+    t = [333.0, 167.0, 1.0]
+    arm = lambda rv, vf: {  # noqa: E731
+        "timestep": t, "relative_variance": list(rv), "relative_variance_se": [se] * 3, "valid_fraction": list(vf)
+    }  # fmt: skip
+    return {
+        "gradspo": arm((1.0, 1.0, 1.0), valid_g),
+        "spo": arm(rv_s, valid_s),
+        "control_flipped": {"timestep": t, "relative_variance": [3.0] * 3, "relative_variance_se": [se] * 3},
+    }
+
+
+def test_step_units_compare_only_where_the_threshold_acts():
+    """A unit is compared only with every thresholded valid fraction strictly inside (0, 1) and both relvars
+    defined; GradSPO's last step (every pair kept by its rule) is exempt; each exclusion says why."""
+    from nips25_gradspo.reproduce import step_units
+
+    units = step_units("ck", _est(valid_g=(1.0, 0.4, 1.0), valid_s=(0.5, 0.3, 0.02)))
+    assert [u["compared"] for u in units] == [False, True, True]
+    assert "gradspo 1" in units[0]["reason"] and units[1]["reason"] == units[2]["reason"] == ""
+    assert all(u["lower"] and u["control_resolved"] and not u["higher"] for u in units)
+    units = step_units("ck", _est(valid_g=(0.5, 0.4, 1.0), valid_s=(0.5, 0.0, 1.0), rv_s=(2.0, math.nan, 0.5)))
+    assert [u["compared"] for u in units] == [True, False, False]
+    assert "spo 0" in units[1]["reason"] and "spo 1" in units[2]["reason"]
+    assert units[0]["defined"] and not units[1]["defined"] and units[2]["defined"] and units[2]["higher"]
+    for u in units:
+        if u["compared"]:
+            assert 0 < u["valid_fraction_gradspo"] < 1 and 0 < u["valid_fraction_spo"] < 1
+    units = step_units("ck", _est(valid_g=(0.5, 0.5, 1.0), valid_s=(0.5, 0.5, 0.5), rv_s=(math.inf, 2.0, 2.0)))
+    assert units[0]["reason"].startswith("undefined: spo") and not units[0]["compared"]
+
+
+def test_variance_verdicts_are_undecided_without_the_control():
+    from nips25_gradspo.reproduce import _verdict
+
+    assert _verdict(False, 5, 5).startswith("undecided")
+    assert _verdict(True, 0, 0).startswith("undecided")
+    assert _verdict(True, 3, 2) == "holds" and _verdict(True, 4, 2) == "does not hold"
+
+
+def test_figure_is_written_by_the_main_rank_only(tmp_path, monkeypatch):
+    """Under a launch (RANK=1) the reproduction's figure is computed but not written (issue 42)."""
+    from nips25_gradspo.reproduce import PROFILES, _figure
+
+    cfg = PROFILES["tiny"]
+    est = _est((0.5,) * 3, (0.5,) * 3)
+    out = {"curves": {m: [[0.0, 1.0]] for m in ("gradspo", "spo", "dpo")}, "variance": {"gradspo@2": est}}
+    monkeypatch.setenv("RANK", "1")
+    name = _figure(out, cfg, tmp_path)
+    assert not (tmp_path / name).exists()
+    monkeypatch.setenv("RANK", "0")
+    assert (tmp_path / _figure(out, cfg, tmp_path)).is_file()
 
 
 def test_cli_turns_user_errors_into_exit_code_2(tmp_path, capsys, monkeypatch):

@@ -217,6 +217,7 @@ def test_variance_on_a_state_subset_and_bootstrap_se(digits_trainer_factory):
     )
     assert flip["relative_variance"] == full["relative_variance"]  # the unflipped draws are the same measurement
     assert len(flip["relative_variance_flipped"]) == len(full["timestep"])
+    assert flip["flip_fraction"] == [1 / 3]  # round(0.25 * 3) = 1 of the 3 draws negated, exactly
     with pytest.raises(ValueError, match="flip_probability"):
         gradient_relative_variance(tr, _cond(4), generator=torch.Generator(), flip_probability=0.5, **kw)
 
@@ -236,3 +237,19 @@ def test_planted_flip_control_has_the_known_relative_variance():
     assert flipped_relative_variance(3.0, 0.1) == pytest.approx(5.25)
     small = draws[:7]
     assert _relvar_gram(small @ small.T, torch.ones(7, dtype=torch.float64)) == pytest.approx(_relvar(small))
+
+
+def test_flip_signs_negate_exactly_the_stated_share():
+    """The planted control negates exactly round(q R) draws (an independent coin per draw flipped 2 of 32 at
+    q = 0.1 in the 0.2.0 run), the same draws for the same seed, none at q = 0."""
+    from nips25_gradspo.diagnostics import flip_signs
+
+    for n, m in ((32, 3), (128, 13), (3, 0), (10, 1)):
+        s = flip_signs(n, 0.1)
+        assert s.shape == (n, 1) and s.dtype == torch.float64
+        assert int((s < 0).sum()) == m and bool(((s == 1) | (s == -1)).all())
+    assert torch.equal(flip_signs(128, 0.1), flip_signs(128, 0.1))
+    assert not torch.equal(flip_signs(128, 0.1), flip_signs(128, 0.1, seed=2))
+    assert bool((flip_signs(16, 0.0) == 1).all())
+    with pytest.raises(ValueError, match="flip_probability"):
+        flip_signs(8, 0.5)

@@ -75,7 +75,8 @@ def _pretrain(args: argparse.Namespace) -> int:
 
     configure_logging(args.verbose - args.quiet)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if is_main_rank():  # pretrain_digits_unet writes on the main process after wait_for_everyone()
+        out.mkdir(parents=True, exist_ok=True)
     pretrain_digits_unet(out / "digits_unet.safetensors", steps=args.unet_steps, seed=args.seed)
     data = load_digits()
     clf = train_noisy_classifier(
@@ -116,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write a report")
-    add_common_arguments(rep, slug="gradspo")
+    add_common_arguments(rep, slug="gradspo", profiles=("quick", "variance", "paper"))
     tr = sub.add_parser("train", help="align the shipped digits UNet with one method; save its LoRA")
     tr.add_argument("--method", choices=["gradspo", "spo", "dpo"], default="gradspo")
     tr.add_argument("--iters", type=int, default=20, help="training iterations (>= 1)")

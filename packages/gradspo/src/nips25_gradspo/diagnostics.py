@@ -15,7 +15,13 @@ from nips25_gradspo.candidates import antithetic_noise, ddim_candidates, ddim_me
 from nips25_gradspo.denoisers import Cond, index_cond, repeat_cond
 from nips25_gradspo.trainer import PairBatch, StepwiseTrainer
 
-__all__ = ["flipped_relative_variance", "gradient_relative_variance", "mmd2", "paired_gradient_variance"]
+__all__ = [
+    "flip_signs",
+    "flipped_relative_variance",
+    "gradient_relative_variance",
+    "mmd2",
+    "paired_gradient_variance",
+]
 
 
 def _flat_grad(trainer: StepwiseTrainer) -> torch.Tensor:
@@ -75,6 +81,40 @@ def flipped_relative_variance(relative_variance: float, flip_probability: float)
         raise ValueError(f"flip_probability must be in [0, 0.5), got {flip_probability!r}")
     a = (1 - 2 * flip_probability) ** 2
     return (relative_variance + 1 - a) / a
+
+
+def flip_signs(n_resamples: int, flip_probability: float, *, seed: int = 1) -> torch.Tensor:
+    """The planted control's signs: exactly ``round(q * R)`` of the ``R`` draws negated, chosen at random.
+
+    A fixed count (not an independent coin per draw) makes the realised flip fraction the stated one: with
+    independent coins at ``q = 0.1`` the 0.2.0 run flipped 2 of 32 draws (and would have flipped 4 of 128), so the
+    planted effect was smaller than its "known" answer. One sign per draw is shared by every step, so the
+    whole-iteration gradient is flipped as a whole.
+
+    Args:
+        n_resamples: ``R >= 1`` draws.
+        flip_probability: ``q`` in ``[0, 0.5)``.
+        seed: seed of the permutation that picks the negated draws.
+
+    Returns:
+        ``(R, 1)`` float64 tensor of +-1.
+
+    Raises:
+        ValueError: if ``flip_probability`` is not in ``[0, 0.5)``.
+
+    Example:
+        >>> s = flip_signs(128, 0.1)
+        >>> s.shape, int((s < 0).sum())
+        (torch.Size([128, 1]), 13)
+    """
+    if not 0 <= flip_probability < 0.5:
+        raise ValueError(f"flip_probability must be in [0, 0.5), got {flip_probability!r}")
+    signs = torch.ones(n_resamples, 1, dtype=torch.float64)
+    flipped = torch.randperm(n_resamples, generator=torch.Generator().manual_seed(seed))[
+        : round(flip_probability * n_resamples)
+    ]
+    signs[flipped] = -1.0
+    return signs
 
 
 @torch.no_grad()
@@ -143,11 +183,11 @@ def gradient_relative_variance(
             candidate noise as the full measurement; ``None``: all). With exchangeable states this raises the
             relative variance about ``B / n_states``-fold: a positive control for the measurement.
         n_bootstrap: bootstrap replicates (over resamples) for the standard errors (0: ``nan``).
-        flip_probability: also report the relative variance of the same draws with each draw's gradient negated
-            with this probability (one sign per draw for all steps; independent generator, seed 1): the planted
-            positive control (``"relative_variance_flipped"``, ``"..._flipped_se"``,
-            ``"iteration_relative_variance_flipped"``, ``"..._flipped_se"``), equal in expectation to
-            :func:`flipped_relative_variance` of the unflipped value.
+        flip_probability: also report the relative variance of the same draws with exactly ``round(q R)`` of
+            them negated (:func:`flip_signs`; one sign per draw for all steps): the planted positive control
+            (``"relative_variance_flipped"``, ``"..._flipped_se"``, ``"iteration_relative_variance_flipped"``,
+            ``"..._flipped_se"``, and the realised ``"flip_fraction"``), close to
+            :func:`flipped_relative_variance` of the unflipped value at the realised fraction.
 
     Returns:
         ``{"timestep", "relative_variance", "relative_variance_se", "valid_fraction", "clip_fraction",
@@ -170,13 +210,10 @@ def gradient_relative_variance(
     keys = ("timestep", "relative_variance", "relative_variance_se", "valid_fraction", "clip_fraction", "alignment")
     out: dict[str, list[float]] = {k: [] for k in keys}
     keep = torch.arange(b_all if n_states is None else n_states)
-    if not 0 <= flip_probability < 0.5:
-        raise ValueError(f"flip_probability must be in [0, 0.5), got {flip_probability!r}")
-    # one sign per draw, shared by every step, so the whole-iteration gradient is flipped as a whole
-    u = torch.rand(n_resamples, 1, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
-    signs = torch.where(u < flip_probability, -1.0, 1.0).double()
+    signs = flip_signs(n_resamples, flip_probability)
     if flip_probability > 0:
         out.update({"relative_variance_flipped": [], "relative_variance_flipped_se": []})
+        out["flip_fraction"] = [float((signs < 0).double().mean())]
     last = cfg.num_inference_steps - 1
     per_step: list[torch.Tensor] = []
     for i in sorted(set(base.step.tolist())):

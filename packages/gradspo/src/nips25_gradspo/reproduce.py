@@ -19,8 +19,9 @@ import numpy as np
 import torch
 
 from nips25_shared import Claim, Report, get_logger, progress, seed_everything
+from nips25_shared.logs import is_main_rank
 
-__all__ = ["PROFILES", "ExperimentConfig", "reproduce", "run_digits_experiment"]
+__all__ = ["PROFILES", "ExperimentConfig", "reproduce", "run_digits_experiment", "step_units"]
 
 TITLE = "A Gradient Guidance Perspective on Stepwise Preference Optimization for Diffusion Models"
 _LOG = get_logger(__name__)
@@ -34,9 +35,10 @@ Z_RESOLVE = 2.0
 # log p(target)): log p = 0 is the reward's maximum, where the compared quantity cannot differ.
 SATURATION_CEILING = -0.5
 # Variance estimators measured at every checkpoint (same checkpoint weights, same generator seed). The positive
-# control is planted: GradSPO's own draws with each draw's gradient negated with probability FLIP_Q (a preference
-# model that swaps 10 % of the pairs), relative variance (r + 1 - (1 - 2q)^2) / (1 - 2q)^2 = 1.5625 r + 0.5625.
-# (The 0.2.0 design's first control, GradSPO on half of the states, did not act: see the README.)
+# control is planted: GradSPO's own draws with exactly round(FLIP_Q * R) of them negated (a preference model that
+# swaps 10 % of the pairs), relative variance (r + 1 - (1 - 2q)^2) / (1 - 2q)^2 = 1.5625 r + 0.5625 at q = 0.1.
+# (The 0.2.0 design's first control, GradSPO on half of the states, did not act; its second drew an independent
+# coin per draw, which flipped 2 of 32: see the README.)
 ESTIMATORS = ("gradspo", "spo")
 FLIP_Q = 0.1
 
@@ -61,6 +63,7 @@ class ExperimentConfig:
     var_states: int = 4
     var_resamples: int = 32
     var_bootstrap: int = 200
+    variance_only: bool = False
 
     def __post_init__(self) -> None:
         for name in ("seeds", "iters", "batch", "eval_samples", "lora_r", "calibration_states"):
@@ -89,6 +92,9 @@ PROFILES: dict[str, ExperimentConfig] = {
         var_bootstrap=5,
     ),
     "quick": ExperimentConfig(),
+    # The powered variance measurement (0.2.1): the quick profile's checkpoints (seed 0, 5 iterations of each
+    # method), 128 draws instead of 32; only the two variance claims. 693 s measured on one loaded core.
+    "variance": ExperimentConfig(seeds=1, var_resamples=128, variance_only=True),
 }
 
 
@@ -202,6 +208,7 @@ def _checkpoint_variance(
     g = est["gradspo"]
     est["control_flipped"] = {
         "timestep": g["timestep"],
+        "flip_fraction": g.pop("flip_fraction"),
         "relative_variance": g.pop("relative_variance_flipped"),
         "relative_variance_se": g.pop("relative_variance_flipped_se"),
         "iteration_relative_variance": g.pop("iteration_relative_variance_flipped"),
@@ -316,7 +323,8 @@ def _figure(out: dict[str, Any], cfg: ExperimentConfig, out_dir: Path) -> str:
     ax[2].legend()
     fig.tight_layout()
     name = "gradspo_digits.png"
-    fig.savefig(out_dir / name, dpi=110)
+    if is_main_rank():  # under a launch every rank computes the figure; one writes it
+        fig.savefig(out_dir / name, dpi=110)
     plt.close(fig)
     return name
 
@@ -335,9 +343,161 @@ def _resolved_lower(a: float, se_a: float, b: float, se_b: float) -> bool:
     return all(math.isfinite(v) for v in vals) and b - a > Z_RESOLVE * math.hypot(se_a, se_b)
 
 
-def _claims(out: dict[str, Any], cfg: ExperimentConfig) -> list[Claim]:
+def step_units(ck: str, est: dict[str, dict[str, list[float]]]) -> list[dict[str, Any]]:
+    """Every (checkpoint, step) unit of the per-step comparison, with whether it is compared and why not.
+
+    A unit is compared only where the pair threshold acts for every method that applies it there (valid fraction
+    strictly inside (0, 1): at 1.0 the threshold discards nothing, at 0.0 there is no gradient) and both relative
+    variances and their SEs are defined. GradSPO's last step keeps every pair by its rule (no threshold), so only
+    SPO's valid fraction is checked there. The planted control's relative variance at the step is kept beside.
+
+    Returns:
+        one dict per step: ``checkpoint, t, compared, reason, defined, lower, higher, resolved,
+        control_resolved`` and the values and valid fractions compared.
+    """
+    from nips25_gradspo.trainer import TrainerConfig
+
+    g, sp, c = est["gradspo"], est["spo"], est["control_flipped"]
+    last = len(g["timestep"]) - 1
+    units = []
+    for j, t in enumerate(g["timestep"]):
+        a, sa = g["relative_variance"][j], g["relative_variance_se"][j]
+        b, sb = sp["relative_variance"][j], sp["relative_variance_se"][j]
+        thresholded = [
+            m for m in ESTIMATORS
+            if not (j == last and TrainerConfig(method=m).all_valid_at_last_step)  # type: ignore[arg-type]
+        ]  # fmt: skip
+        outside = [m for m in thresholded if not 0 < est[m]["valid_fraction"][j] < 1]
+        undefined = [
+            n for n, v in (("gradspo", a), ("gradspo SE", sa), ("spo", b), ("spo SE", sb)) if not math.isfinite(v)
+        ]
+        reason = (
+            "threshold does not act (valid fraction "
+            + ", ".join(f"{m} {est[m]['valid_fraction'][j]:g}" for m in outside) + ")" if outside
+            else "undefined: " + ", ".join(undefined) if undefined else ""
+        )  # fmt: skip
+        units.append({
+            "checkpoint": ck, "t": t, "compared": not reason, "reason": reason, "defined": not undefined,
+            "relvar_gradspo": a, "relvar_gradspo_se": sa, "relvar_spo": b, "relvar_spo_se": sb,
+            "valid_fraction_gradspo": g["valid_fraction"][j], "valid_fraction_spo": sp["valid_fraction"][j],
+            "lower": _resolved_lower(a, sa, b, sb), "higher": _resolved_lower(b, sb, a, sa),
+            "resolved": _resolved_lower(a, sa, b, sb) or _resolved_lower(b, sb, a, sa),
+            "control_resolved": _resolved_lower(a, sa, c["relative_variance"][j], c["relative_variance_se"][j]),
+        })  # fmt: skip
+    return units
+
+
+def _verdict(control: bool, n_units: int, n_lower: int) -> str:
+    if not control:
+        return "undecided: the planted positive control was not resolved"
+    if n_units == 0:
+        return "undecided: no unit to compare"
+    return "holds" if n_lower > n_units / 2 else "does not hold"
+
+
+def _variance_claims(out: dict[str, Any], cfg: ExperimentConfig) -> list[Claim]:
     from nips25_gradspo.diagnostics import flipped_relative_variance
 
+    var = out["variance"]
+    per_ck, control_ok, units = {}, [], []
+    arms = (*ESTIMATORS, "control_flipped")
+    for ck, est in var.items():
+        g, c = est["gradspo"], est["control_flipped"]
+        q = c["flip_fraction"][0]
+        per_ck[ck] = {
+            "timesteps": g["timestep"],
+            **{f"relvar_{m}": est[m]["relative_variance"] for m in arms},
+            **{f"relvar_{m}_se": est[m]["relative_variance_se"] for m in arms},
+            **{f"valid_fraction_{m}": est[m]["valid_fraction"] for m in ESTIMATORS},
+            **{f"clip_fraction_{m}": est[m]["clip_fraction"] for m in ESTIMATORS},
+            **{f"iteration_relvar_{m}": est[m]["iteration_relative_variance"][0] for m in arms},
+            **{f"iteration_relvar_{m}_se": est[m]["iteration_relative_variance_se"][0] for m in arms},
+            "control_flip_fraction": q,
+            "relvar_control_expected": [flipped_relative_variance(r, q) for r in g["relative_variance"]],
+            "iteration_relvar_control_expected": flipped_relative_variance(g["iteration_relative_variance"][0], q),
+        }
+        control_ok.append(
+            _resolved_lower(
+                g["iteration_relative_variance"][0], g["iteration_relative_variance_se"][0],
+                c["iteration_relative_variance"][0], c["iteration_relative_variance_se"][0],
+            )
+        )  # fmt: skip
+        units += step_units(ck, est)
+    compared = [u for u in units if u["compared"]]
+    defined = [u for u in units if u["defined"]]
+    lower = sum(u["lower"] for u in compared)
+    control_it = bool(control_ok) and all(control_ok)
+    control_step = control_it and all(u["control_resolved"] for u in compared)
+    step_verdict = _verdict(control_step, len(compared), lower)
+    common = (
+        f"tr Cov / norm(mean)^2 of the LoRA gradient over {cfg.var_resamples} candidate draws at {cfg.var_states} "
+        f"states, at the seed-0 checkpoints after {cfg.iters} iterations of each method ({', '.join(var)}); every "
+        "estimator loads the same checkpoint (LoRA and EMA) and the same generator seed, and runs with its own "
+        f"sampler, clamp and last-step rule; SE by bootstrap over draws ({cfg.var_bootstrap}); paper: SD1.5"
+    )
+    claims = [
+        Claim(
+            id="gradspo-lower-variance",
+            statement="GradSPO's gradient estimate has lower relative variance than SPO's on most timesteps.",
+            paper="lower-variance, more stable training (qualitative)",
+            measured={
+                "verdict": step_verdict,
+                "resamples": cfg.var_resamples,
+                "checkpoints": per_ck,
+                "units": units,
+                "units_compared": len(compared),
+                "units_lower": lower,
+                "units_higher": sum(u["higher"] for u in compared),
+                "units_resolved": sum(u["resolved"] for u in compared),
+                "units_defined_0_2_0_rule": len(defined),
+                "units_lower_0_2_0_rule": sum(u["lower"] for u in defined),
+                "positive_control_detected": control_ok,
+                "positive_control_detected_per_compared_step": [u["control_resolved"] for u in compared],
+            },
+            criterion=f"compared units: (checkpoint, step) where every method applying the threshold there has a "
+            "valid fraction strictly in (0, 1) and both relvars are defined; the planted positive control (GradSPO's "
+            f"draws, round({FLIP_Q} R) of them negated) higher than GradSPO by > {Z_RESOLVE} SE of the difference "
+            "at every checkpoint (whole iteration) and at every compared unit, else undecided; holds if "
+            f"relvar(gradspo) < relvar(spo) by > {Z_RESOLVE} SE of the difference on more than half of the "
+            "compared units",
+            holds=step_verdict == "holds",
+            scale_note=common,
+        )
+    ]
+    it_lower = [
+        _resolved_lower(
+            p["iteration_relvar_gradspo"], p["iteration_relvar_gradspo_se"], p["iteration_relvar_spo"],
+            p["iteration_relvar_spo_se"],
+        )
+        for p in per_ck.values()
+    ]  # fmt: skip
+    it_verdict = _verdict(control_it, len(it_lower), sum(it_lower))
+    claims.append(
+        Claim(
+            id="gradspo-lower-iteration-variance",
+            statement="GradSPO's whole-iteration gradient (mean over the sampled steps) has lower relative "
+            "variance than SPO's.",
+            paper="lower-variance, more stable training (qualitative)",
+            measured={
+                "verdict": it_verdict,
+                "resamples": cfg.var_resamples,
+                **{ck: {k: v for k, v in p.items() if k.startswith("iteration_relvar_")} for ck, p in per_ck.items()},
+                "checkpoints_lower": sum(it_lower),
+                "positive_control_detected": control_ok,
+            },
+            criterion=f"the positive control is higher than GradSPO by > {Z_RESOLVE} SE at every checkpoint, else "
+            f"undecided; holds if relvar(gradspo) < relvar(spo) by > {Z_RESOLVE} SE at more than half of the "
+            "checkpoints",
+            holds=it_verdict == "holds",
+            scale_note=common,
+        )
+    )
+    return claims
+
+
+def _claims(out: dict[str, Any], cfg: ExperimentConfig) -> list[Claim]:
+    if cfg.variance_only:
+        return _variance_claims(out, cfg)
     res = out["results"]
     means = {m: _mean(res[m]["reward"]) for m in (*METHODS, "ref")}
     scale = (
@@ -378,92 +538,7 @@ def _claims(out: dict[str, Any], cfg: ExperimentConfig) -> list[Claim]:
             scale_note=scale,
         )
     ]
-    var = out["variance"]
-    units, per_ck, control_ok = [], {}, []
-    for ck, est in var.items():
-        g, sp, c = est["gradspo"], est["spo"], est["control_flipped"]
-        arms = (*ESTIMATORS, "control_flipped")
-        per_ck[ck] = {
-            "timesteps": g["timestep"],
-            **{f"relvar_{m}": est[m]["relative_variance"] for m in arms},
-            **{f"relvar_{m}_se": est[m]["relative_variance_se"] for m in arms},
-            **{f"valid_fraction_{m}": est[m]["valid_fraction"] for m in ("gradspo", "spo")},
-            **{f"clip_fraction_{m}": est[m]["clip_fraction"] for m in ("gradspo", "spo")},
-            **{f"iteration_relvar_{m}": est[m]["iteration_relative_variance"][0] for m in arms},
-            **{f"iteration_relvar_{m}_se": est[m]["iteration_relative_variance_se"][0] for m in arms},
-            "iteration_relvar_control_expected": flipped_relative_variance(g["iteration_relative_variance"][0], FLIP_Q),
-        }
-        control_ok.append(
-            _resolved_lower(
-                g["iteration_relative_variance"][0], g["iteration_relative_variance_se"][0],
-                c["iteration_relative_variance"][0], c["iteration_relative_variance_se"][0],
-            )
-        )  # fmt: skip
-        for j, t in enumerate(g["timestep"]):
-            a, sa = g["relative_variance"][j], g["relative_variance_se"][j]
-            b, sb = sp["relative_variance"][j], sp["relative_variance_se"][j]
-            if not all(math.isfinite(v) for v in (a, sa, b, sb)):
-                continue  # undefined for one method (no valid pair in any draw): reported, not compared
-            units.append({
-                "checkpoint": ck, "t": t, "lower": _resolved_lower(a, sa, b, sb),
-                "higher": _resolved_lower(b, sb, a, sa), "resolved": abs(a - b) > Z_RESOLVE * math.hypot(sa, sb),
-                "valid_in_open_interval": all(0 < est[m]["valid_fraction"][j] < 1 for m in ("gradspo", "spo")),
-            })  # fmt: skip
-    lower = sum(u["lower"] for u in units)
-    control = bool(control_ok) and all(control_ok)
-    common = (
-        f"tr Cov / norm(mean)^2 of the LoRA gradient over {cfg.var_resamples} candidate draws at {cfg.var_states} "
-        f"states, at the seed-{0} checkpoints after {cfg.iters} iterations of each method ({', '.join(var)}); every "
-        "estimator loads the same checkpoint (LoRA and EMA) and the same generator seed, and runs with its own "
-        f"sampler, clamp and last-step rule; SE by bootstrap over draws ({cfg.var_bootstrap}); paper: SD1.5"
-    )
-    claims.append(
-        Claim(
-            id="gradspo-lower-variance",
-            statement="GradSPO's gradient estimate has lower relative variance than SPO's on most timesteps.",
-            paper="lower-variance, more stable training (qualitative)",
-            measured={
-                "checkpoints": per_ck,
-                "units_compared": len(units),
-                "units_lower": lower,
-                "units_higher": sum(u["higher"] for u in units),
-                "units_resolved": sum(u["resolved"] for u in units),
-                "units_valid_fraction_in_open_interval": sum(u["valid_in_open_interval"] for u in units),
-                "positive_control_detected": control_ok,
-            },
-            criterion=f"the planted positive control (GradSPO's draws, each negated with probability {FLIP_Q}) has a "
-            "higher whole-iteration relvar "
-            f"than GradSPO by > {Z_RESOLVE} SE at every checkpoint, and relvar(gradspo) < relvar(spo) by > "
-            f"{Z_RESOLVE} SE of the difference on more than half of the (checkpoint, step) units where both are "
-            "defined",
-            holds=bool(control and units and lower > len(units) / 2),
-            scale_note=common,
-        )
-    )
-    it_lower = [
-        _resolved_lower(
-            p["iteration_relvar_gradspo"], p["iteration_relvar_gradspo_se"], p["iteration_relvar_spo"],
-            p["iteration_relvar_spo_se"],
-        )
-        for p in per_ck.values()
-    ]  # fmt: skip
-    claims.append(
-        Claim(
-            id="gradspo-lower-iteration-variance",
-            statement="GradSPO's whole-iteration gradient (mean over the sampled steps) has lower relative "
-            "variance than SPO's.",
-            paper="lower-variance, more stable training (qualitative)",
-            measured={
-                **{ck: {k: v for k, v in p.items() if k.startswith("iteration_relvar_")} for ck, p in per_ck.items()},
-                "checkpoints_lower": sum(it_lower),
-                "positive_control_detected": control_ok,
-            },
-            criterion=f"the positive control is detected (as above) and relvar(gradspo) < relvar(spo) by > "
-            f"{Z_RESOLVE} SE at more than half of the checkpoints",
-            holds=bool(control and sum(it_lower) > len(it_lower) / 2),
-            scale_note=common,
-        )
-    )
+    claims += _variance_claims(out, cfg)
     mmd = {m: _mean(res[m]["mmd2"]) for m in (*METHODS, "ref")}
     acc = {m: _mean(res[m]["accuracy"]) for m in (*METHODS, "ref")}
     bound = MMD_FACTOR * mmd["ref"] + MMD_SLACK
@@ -508,7 +583,8 @@ def _paper_report(seed: int, out_dir: Path, start: float, config: Any = None) ->
     ax.set_ylabel("step-aware reward of final samples")
     fig.tight_layout()
     name = "gradspo_sd15_rewards.png"
-    fig.savefig(out_dir / name)
+    if is_main_rank():  # run_paper trains under a launch; one process writes the figure
+        fig.savefig(out_dir / name)
     plt.close(fig)
     claim = Claim(
         id="sd15-reward-rises",
@@ -535,7 +611,9 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     """Run the headline experiment and return its :class:`~nips25_shared.Report` (figure saved in ``out_dir``).
 
     Args:
-        profile: ``"quick"`` (digits stand-in, CPU minutes), ``"tiny"`` (smoke test) or ``"paper"`` (SD1.5 and the
+        profile: ``"quick"`` (digits stand-in, CPU minutes), ``"variance"`` (the powered variance measurement at
+            the quick profile's checkpoints, 128 draws, only the two variance claims; about 12 CPU minutes),
+            ``"tiny"`` (smoke test) or ``"paper"`` (SD1.5 and the
             step-aware preference model from local paths given by ``NIPS25_GRADSPO_SD15``, ``NIPS25_GRADSPO_SPM``,
             ``NIPS25_GRADSPO_SPM_CKPT``, ``NIPS25_GRADSPO_PROMPTS``; see :mod:`nips25_gradspo.paper`).
         seed: first seed; seeds ``seed .. seed + seeds - 1`` run.
@@ -547,7 +625,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     """
     start = time.perf_counter()
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    if is_main_rank():
+        out_dir.mkdir(parents=True, exist_ok=True)
     if profile == "paper":
         return _paper_report(seed, out_dir, start)
     if profile not in PROFILES:
