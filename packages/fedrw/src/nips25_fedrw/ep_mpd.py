@@ -38,7 +38,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -104,7 +104,7 @@ class _Clock:
     """Seconds spent by the clients and by the third party (serial totals), and a stopwatch."""
 
     def __init__(self) -> None:
-        self.total: Counter[str] = Counter()
+        self.total: defaultdict[str, float] = defaultdict(float)
         self._t = 0.0
 
     def start(self) -> None:
