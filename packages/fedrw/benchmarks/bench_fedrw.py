@@ -1,15 +1,15 @@
-"""Preprocessing time vs clients and samples: PPMPR (ours) vs the EP-MPD-style private hard-dedup tree (peer).
+"""Preprocessing time vs clients: PPMPR (ours) vs EP-MPD's own Type I / Type II protocol and the 0.1 tree (peers).
 
-Both use the same openmined-psi primitive on the same clients. Each cell is the median of ``--repeats`` runs in a
-fresh child process, whose peak RSS is reported. Ratio = EP-MPD tree / PPMPR (> 1 means PPMPR is faster).
+Every method runs on the same clients (``nips25_fedrw.reproduce.time_preprocessing``: overlapping sonnet/joke
+lines, ``--repeats`` timed runs after a warm-up, median and min-max reported). "par" is each protocol's parallel
+accounting (PPMPR: slowest pair per round; EP-MPD: its own, slowest party per parallel step, Type II's OPRF setup
+summed over clients as in EP-MPD's code); "ser" is the serial wall time in one process. Ratio = baseline / PPMPR
+(> 1 means PPMPR is faster). The machine's 1-minute load average is printed per row.
 
-"par" is simulated (sum over rounds of the slowest pair, each PSI timed alone). "PSI real par" runs each round's
-pairs' PSI runs (both directions) truly in parallel, one worker process per pair (K/2 processes, started before
-timing), and sums the wall clock of the rounds (IPC included); "PSI ser" runs the same pair runs one after another
-in one process; "real speed-up" = ser / real par. This machine has 2 cores, so at most 2 pairs truly run at once:
-for K > 4 the K/2 workers share 2 cores and the speed-up is capped near 2.
+With ``--real-parallel``, also the 0.2.0 check of real parallelism: each round's pairs' PSI runs (both
+directions) in parallel worker processes (K/2, started before timing) against the same runs one after another.
 
-    python benchmarks/bench_fedrw.py [--repeats 3] [--clients 2 4 8 16] [--items 256 1024]
+    python benchmarks/bench_fedrw.py [--repeats 3] [--clients 2 4 8 16] [--items 256] [--real-parallel]
 """
 
 from __future__ import annotations
@@ -21,41 +21,13 @@ import statistics
 import time
 
 import numpy as np
-from nips25_fedrw import (
-    OpenMinedPSI,
-    ep_mpd_hard_dedup,
-    load_corpus,
-    overlapping_clients,
-    ppmpr_in_process,
-    round_robin_schedule,
-)
-
-from nips25_shared.bench import peak_rss_mib
+from nips25_fedrw import OpenMinedPSI, load_corpus, overlapping_clients, round_robin_schedule
+from nips25_fedrw.reproduce import time_preprocessing
 
 
 def _pool(n_items: int) -> list[str]:
     pool = list(dict.fromkeys(load_corpus("sonnets") + load_corpus("jokes")))
     return pool + [f"{pool[i % len(pool)]} #{i}" for i in range(max(0, 2 * n_items - len(pool)))]
-
-
-def _measure(method: str, k: int, n_items: int, repeats: int) -> dict[str, float]:
-    clients = overlapping_clients(_pool(n_items), k, n_items, np.random.default_rng([k, n_items]))
-    psi = OpenMinedPSI()
-    par, ser, runs, mb = [], [], 0, 0.0
-    for r in range(repeats):
-        if method == "ppmpr":
-            res = ppmpr_in_process(clients, backend=psi, seed=r)
-            par.append(res.timings["parallel"])
-            ser.append(res.timings["total"])
-            runs, mb = res.psi_runs, res.transcript_bytes / 1e6
-        else:
-            tree = ep_mpd_hard_dedup(clients, backend=psi)
-            par.append(tree.parallel_seconds)
-            ser.append(tree.seconds)
-            runs, mb = tree.psi_runs, tree.transcript_bytes / 1e6
-    peak_mb = peak_rss_mib()
-    return {"parallel": statistics.median(par), "serial": statistics.median(ser), "runs": runs, "mb": mb,
-            "peak_mb": peak_mb}  # fmt: skip
 
 
 def _pair_psi(a: list[bytes], b: list[bytes]) -> tuple[int, int]:
@@ -86,31 +58,38 @@ def _real_parallel(k: int, n_items: int, repeats: int, ctx: mp.context.SpawnCont
     return statistics.median(par), statistics.median(ser), workers
 
 
+def _cell(t: dict[str, float]) -> str:
+    return f"{t['parallel_median']:.3f} [{t['parallel_min']:.3f}-{t['parallel_max']:.3f}]"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--clients", type=int, nargs="+", default=[2, 4, 8, 16])
-    parser.add_argument("--items", type=int, nargs="+", default=[256, 1024])
+    parser.add_argument("--items", type=int, nargs="+", default=[256])
+    parser.add_argument("--real-parallel", action="store_true", help="also time pairs in real worker processes")
     args = parser.parse_args()
     grid = [(k, args.items[0]) for k in args.clients] + [(4, n) for n in args.items[1:]]
-    ctx = mp.get_context("spawn")
-    print(f"median of {args.repeats} runs; times in seconds; ratio = EP-MPD tree / PPMPR (>1: PPMPR faster)")
-    print(f"real par: each round's pairs in parallel worker processes on {os.cpu_count()} CPU core(s)")
-    head = ("K", "items", "PPMPR par", "tree par", "ratio par", "PPMPR ser", "tree ser", "ratio ser", "PSI runs",
-            "MB ours/tree", "peak RSS MB ours/tree", "PSI real par (workers)", "PSI ser", "real speed-up")  # fmt: skip
+    print(f"{args.repeats} repeats; seconds, median [min-max]; ratio = baseline / PPMPR (>1: PPMPR faster); "
+          f"{os.cpu_count()} CPU core(s)")  # fmt: skip
+    head = ("K", "items", "load", "PPMPR par", "EP-MPD I par", "EP-MPD II par", "tree par", "I/PPMPR", "II/PPMPR",
+            "tree/PPMPR", "PPMPR ser", "I ser", "II ser", "MB PPMPR/I/II", "same kept")  # fmt: skip
     print(" | ".join(head))
     for k, n in grid:
-        with ctx.Pool(1, maxtasksperchild=1) as pool:
-            ours = pool.apply(_measure, ("ppmpr", k, n, args.repeats))
-        with ctx.Pool(1, maxtasksperchild=1) as pool:
-            peer = pool.apply(_measure, ("tree", k, n, args.repeats))
-        real, one_by_one, workers = _real_parallel(k, n, args.repeats, ctx)
-        row = (k, n, f"{ours['parallel']:.3f}", f"{peer['parallel']:.3f}", f"{peer['parallel'] / ours['parallel']:.2f}",
-               f"{ours['serial']:.3f}", f"{peer['serial']:.3f}", f"{peer['serial'] / ours['serial']:.2f}",
-               f"{ours['runs']}/{peer['runs']}", f"{ours['mb']:.2f}/{peer['mb']:.2f}",
-               f"{ours['peak_mb']:.0f}/{peer['peak_mb']:.0f}", f"{real:.3f} ({workers})", f"{one_by_one:.3f}",
-               f"{one_by_one / real:.2f}")  # fmt: skip
+        t = time_preprocessing(k, n, repeats=args.repeats)
+        p, one, two, tree = t["ppmpr"], t["ep_mpd_type1"], t["ep_mpd_type2"], t["tree_psi"]
+        row = (k, n, f"{t['load_1min']:.1f}", _cell(p), _cell(one), _cell(two), _cell(tree),
+               f"{t['ratio']['ep_mpd_type1']:.3f}", f"{t['ratio']['ep_mpd_type2']:.3f}",
+               f"{t['ratio']['tree_psi']:.2f}",
+               f"{p['serial_median']:.3f}", f"{one['serial_median']:.3f}", f"{two['serial_median']:.3f}",
+               f"{p['mb']:.2f}/{one['mb']:.2f}/{two['mb']:.2f}", t["exact_same_kept"])  # fmt: skip
         print(" | ".join(str(x) for x in row), flush=True)
+    if args.real_parallel:
+        ctx = mp.get_context("spawn")
+        print("K | items | PSI real par (workers) | PSI ser | real speed-up")
+        for k, n in grid:
+            real, one_by_one, workers = _real_parallel(k, n, args.repeats, ctx)
+            print(f"{k} | {n} | {real:.3f} ({workers}) | {one_by_one:.3f} | {one_by_one / real:.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from nips25_fedrw.reproduce import reproduce
 
 CLAIMS = {"fedrw-lower-perplexity", "fedrw-lower-perplexity-every-rate", "fedrw-lower-perplexity-non-iid",
           "ppmpr-faster-than-ep-mpd", "ppmpr-exact-frequencies", "client-view-reveals-only-aggregates",
-          "duplicates-hurt-control"}  # fmt: skip
+          "duplicates-hurt-control", "ppmpr-faster-than-ep-mpd-tree"}  # fmt: skip
 
 
 def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
@@ -32,7 +32,13 @@ def test_reproduce_tiny_profile_computes_every_claim(tmp_path):
     assert privacy["deduced_counts_true"] is True and privacy["exactly_revealed_counts"] > 0
     assert set(measured["fedrw-lower-perplexity-non-iid"]) == {"non-IID 0.3"}
     assert measured["fedrw-lower-perplexity-non-iid"]["non-IID 0.3"]["mean_ppl"]["fedrw"] > 1.0
-    assert set(measured["ppmpr-faster-than-ep-mpd"]["ratio_parallel"]) == {"2", "3"}
+    speed = measured["ppmpr-faster-than-ep-mpd"]
+    assert set(speed["ratio_best_ep_mpd_over_ppmpr"]) == {"2", "3"}  # EP-MPD's own Type I/II (design 0.2.1)
+    for k in ("2", "3"):
+        best = min(speed["ratio_type1_over_ppmpr"][k], speed["ratio_type2_over_ppmpr"][k])
+        assert speed["ratio_best_ep_mpd_over_ppmpr"][k] == best > 0
+        assert speed["per_k"][k]["exact_same_kept"] is True  # Type I, Type II, the tree and the TP agree
+    assert set(measured["ppmpr-faster-than-ep-mpd-tree"]["ratio_parallel"]) == {"2", "3"}  # the old design
     assert measured["ppmpr-exact-frequencies"]["exact"] is True
     assert report.figures == ["fedrw.png"] and (tmp_path / "fedrw.png").is_file()
     with pytest.raises(ValueError, match="profile"):
@@ -121,3 +127,18 @@ def test_cli_simulate_bad_timeout_seed_encoding_and_failed_run_exit_2(capsys, tm
         assert exc.value.code == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1].startswith("nips25-fedrw") and name in err[-1] and "Traceback" not in err[-1], argv
+
+
+def test_figure_is_not_written_by_a_non_main_rank(tmp_path, monkeypatch):
+    """Issue 42: the figure write is guarded at the write itself (RANK=1 writes nothing; rank 0 writes it)."""
+    from nips25_fedrw.reproduce import ARMS, PRE_METHODS, _figure
+
+    quality = {(0.3, True): [{arm: 10.0 + i for i, arm in enumerate(ARMS)}] * 2}
+    timing = {"parallel_median": 1.0, "parallel_min": 0.5, "parallel_max": 2.0}
+    pre = {k: dict.fromkeys(PRE_METHODS, timing) for k in (2, 4)}
+    monkeypatch.setenv("RANK", "1")
+    _figure(quality, pre, tmp_path / "rank1.png")
+    assert not (tmp_path / "rank1.png").exists()
+    monkeypatch.setenv("RANK", "0")
+    _figure(quality, pre, tmp_path / "rank0.png")
+    assert (tmp_path / "rank0.png").is_file()

@@ -18,6 +18,7 @@ from nips25_fedrw.corpus import (
 )
 from nips25_fedrw.count_encoding import answerer_items, capped_counts, querier_items
 from nips25_fedrw.dedup import DedupResult, ep_mpd_hard_dedup, trusted_party_dedup
+from nips25_fedrw.ep_mpd import EG_PSI_TYPES, ep_mpd_dedup, tree_levels
 from nips25_fedrw.intersection import OpenMinedPSI, PlainOracle, PSIBackend, PSIRun
 from nips25_fedrw.leakage import ItemInference, client_inferences
 from nips25_fedrw.ppmpr import (
@@ -68,6 +69,7 @@ except PackageNotFoundError:  # pragma: no cover - source tree without installat
 
 __all__ = [
     "CORPORA",
+    "EG_PSI_TYPES",
     "GPT2LM",
     "WEIGHT_KINDS",
     "CausalLM",
@@ -91,6 +93,7 @@ __all__ = [
     "client_inferences",
     "contribution_vectors",
     "encode_samples",
+    "ep_mpd_dedup",
     "ep_mpd_hard_dedup",
     "fedavg_train",
     "load_corpus",
@@ -109,6 +112,7 @@ __all__ = [
     "secure_sum",
     "simulate",
     "split_clients",
+    "tree_levels",
     "trusted_party_dedup",
     "weighted_lm_loss",
 ]

@@ -1,10 +1,17 @@
-"""Hard-deduplication baselines: a trusted third party, and the EP-MPD-style private tree (Abadi et al., NDSS 2025)."""
+"""Hard-deduplication baselines: a trusted third party, and EP-MPD's client tree on pairwise PSI.
+
+EP-MPD: Abadi, Dasu, Sarkar, NDSS 2025.
+
+EP-MPD's own protocol (its Type I / Type II group PSI with a semi-trusted third party) is
+:func:`nips25_fedrw.ep_mpd.ep_mpd_dedup`; :func:`ep_mpd_hard_dedup` here keeps EP-MPD's tree but decides each
+deletion by two-party openmined-psi runs, with no third party (this package's 0.1 baseline).
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nips25_fedrw.intersection import OpenMinedPSI, PSIBackend
 from nips25_fedrw.samples import Client, check_clients
@@ -22,8 +29,13 @@ class DedupResult:
         seconds: serial wall time.
         parallel_seconds: wall time with independent PSI runs in parallel (equal to ``seconds`` for the trusted
             party).
-        psi_runs: number of two-party PSI runs (0 for the trusted party).
-        transcript_bytes: bytes of all PSI messages (0 for the trusted party).
+        psi_runs: number of two-party PSI runs (0 for the trusted party and for EP-MPD's Type I/II).
+        transcript_bytes: bytes of all protocol messages (0 for the trusted party).
+        protocol: ``"trusted_party"``, ``"tree_psi"`` (:func:`ep_mpd_hard_dedup`), ``"ep_mpd_type1"`` or
+            ``"ep_mpd_type2"`` (:func:`nips25_fedrw.ep_mpd.ep_mpd_dedup`).
+        eg_psi_instances: EP-MPD group-PSI instances run (one per inner tree node; 0 for the others).
+        timings: seconds by phase for EP-MPD's Type I/II (``setup``, ``nodes``, ``third_party``, ``parallel``,
+            ``serial``); empty for the others.
     """
 
     clients: list[Client | None]
@@ -32,6 +44,9 @@ class DedupResult:
     parallel_seconds: float
     psi_runs: int
     transcript_bytes: int
+    protocol: str = ""
+    eg_psi_instances: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def _local_first(c: Client) -> list[int]:
@@ -78,7 +93,7 @@ def trusted_party_dedup(clients: Sequence[Client]) -> DedupResult:
         kept.append(keep)
     out = _rebuild(cl, kept)
     seconds = time.perf_counter() - start
-    return DedupResult(out, kept, seconds, seconds, 0, 0)
+    return DedupResult(out, kept, seconds, seconds, 0, 0, protocol="trusted_party")
 
 
 def ep_mpd_hard_dedup(clients: Sequence[Client], *, backend: PSIBackend | None = None) -> DedupResult:
@@ -90,8 +105,8 @@ def ep_mpd_hard_dedup(clients: Sequence[Client], *, backend: PSIBackend | None =
     independent, so ``parallel_seconds`` takes the slower subtree, and a node's :math:`|G_0| \cdot |G_1|` runs in
     :math:`\max(|G_0|, |G_1|)` rounds of disjoint pairs.
 
-    This re-creates EP-MPD's tree on the same PSI primitive as PPMPR; EP-MPD's own Type I/II group PSI (with a
-    third party) is not re-implemented.
+    This re-creates EP-MPD's tree on the same PSI primitive as PPMPR, with no third party (this package's 0.1
+    baseline); EP-MPD's own Type I/II group PSI is :func:`nips25_fedrw.ep_mpd.ep_mpd_dedup`.
 
     Args:
         clients: ``K >= 2`` clients with ids ``0..K-1``.
@@ -150,4 +165,4 @@ def ep_mpd_hard_dedup(clients: Sequence[Client], *, backend: PSIBackend | None =
     out = _rebuild(cl, kept)
     seconds = time.perf_counter() - start
     parallel = seconds - stats["seconds"] + parallel_psi
-    return DedupResult(out, kept, seconds, parallel, int(stats["runs"]), int(stats["bytes"]))
+    return DedupResult(out, kept, seconds, parallel, int(stats["runs"]), int(stats["bytes"]), protocol="tree_psi")

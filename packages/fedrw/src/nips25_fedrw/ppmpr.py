@@ -298,15 +298,20 @@ def ppmpr_in_process(
             positions_received={j: perms[j][shared[(j, i)]] for j in range(k) if j != i},
             secure_sum_output=outs[i],
         )
+    timings = _timings(start, psi_s, psi_parallel, sum_s)
+    return PPMPRResult(freq=freq, timings=timings, psi_runs=n_runs, transcript_bytes=n_bytes, views=views)
+
+
+def _timings(start: float, psi_s: float, psi_parallel: float, sum_s: float) -> dict[str, float]:
+    """``PPMPRResult.timings`` at the end of a run that began at ``start`` (``time.perf_counter``)."""
     total = time.perf_counter() - start
-    timings = {
+    return {
         "psi": psi_s,
         "psi_parallel": psi_parallel,
         "secure_sum": sum_s,
         "total": total,
         "parallel": total - psi_s + psi_parallel,
     }
-    return PPMPRResult(freq=freq, timings=timings, psi_runs=n_runs, transcript_bytes=n_bytes, views=views)
 
 
 def _count_encoded_result(
@@ -337,17 +342,9 @@ def _count_encoded_result(
             secure_sum_output=np.zeros(0, dtype=np.int64),
             partner_counts=partner,
         )
-    total = time.perf_counter() - start
-    timings = {
-        "psi": psi_s,
-        "psi_parallel": psi_parallel,
-        "secure_sum": 0.0,
-        "total": total,
-        "parallel": total - psi_s + psi_parallel,
-    }
     return PPMPRResult(
         freq=freq,
-        timings=timings,
+        timings=_timings(start, psi_s, psi_parallel, 0.0),
         psi_runs=n_runs,
         transcript_bytes=n_bytes,
         views=views,

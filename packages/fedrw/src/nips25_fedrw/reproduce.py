@@ -1,7 +1,9 @@
-"""The headline experiment: soft deduplication (FedRW) vs no and hard deduplication; PPMPR vs the EP-MPD tree."""
+"""The headline experiment: soft deduplication (FedRW) vs no and hard deduplication; PPMPR vs EP-MPD Type I/II."""
 
 from __future__ import annotations
 
+import os
+import statistics
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -17,7 +19,8 @@ from nips25_fedrw.corpus import (
     plant_hot_duplicates,
     split_clients,
 )
-from nips25_fedrw.dedup import ep_mpd_hard_dedup, trusted_party_dedup
+from nips25_fedrw.dedup import DedupResult, ep_mpd_hard_dedup, trusted_party_dedup
+from nips25_fedrw.ep_mpd import _oprf, ep_mpd_dedup
 from nips25_fedrw.intersection import OpenMinedPSI
 from nips25_fedrw.leakage import client_inferences
 from nips25_fedrw.ppmpr import ppmpr_in_process
@@ -25,8 +28,9 @@ from nips25_fedrw.samples import Client
 from nips25_fedrw.simulate import simulate
 from nips25_fedrw.weights import sample_weights
 from nips25_shared import Claim, Report, get_logger
+from nips25_shared.logs import is_main_rank
 
-__all__ = ["PROFILES", "ReproduceConfig", "reproduce"]
+__all__ = ["PROFILES", "ReproduceConfig", "reproduce", "time_preprocessing"]
 
 TITLE = "FedRW: Efficient Privacy-Preserving Data Reweighting for Enhancing Federated Learning of Language Models"
 log = get_logger("nips25_fedrw.reproduce")
@@ -59,6 +63,7 @@ class ReproduceConfig:
     sim_items: int
     hot: tuple[float, int] = (0.1, 10)
     model: str = "tiny"  # "tiny": TinyCausalLM; "gpt2": GPT-2 from $NIPS25_FEDRW_GPT2 (nips25_fedrw.gpt2)
+    pre_repeats: int = 3  # timing repeats per K (median and range reported; design 0.2.1)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.test_frac < 1.0:
@@ -76,11 +81,13 @@ HOT = "hot"  # key of the positive-control setting
 _QUICK = ((0.1, True), (0.3, True), (0.3, False))
 _ALL = ((0.1, True), (0.2, True), (0.3, True), (0.3, False))
 PROFILES: dict[str, ReproduceConfig] = {
-    "tiny": ReproduceConfig(60, 3, _QUICK, 0.2, 1, 2, 8, 3e-3, 1, "log", "token", (2, 3), 24, 0, 0, (0.1, 5)),
-    "quick": ReproduceConfig(150, 3, _QUICK, 0.2, 3, 20, 16, 3e-3, 3, "log", "token", (4, 8), 256, 3, 64),
+    "tiny": ReproduceConfig(
+        60, 3, _QUICK, 0.2, 1, 2, 8, 3e-3, 1, "log", "token", (2, 3), 24, 0, 0, (0.1, 5), pre_repeats=1
+    ),
+    "quick": ReproduceConfig(150, 3, _QUICK, 0.2, 3, 20, 16, 3e-3, 3, "log", "token", (2, 4, 8), 256, 3, 64),
     # EP-MPD's FL setting: 10 clients, 5 rounds, batch 8, AdamW lr 5e-5, GPT-2 (local weights, see nips25_fedrw.gpt2)
     "paper": ReproduceConfig(
-        None, 10, _ALL, 0.2, 5, 100, 8, 5e-5, 3, "log", "token", (4, 8, 16), 4096, 4, 256, (0.1, 10), "gpt2"
+        None, 10, _ALL, 0.2, 5, 100, 8, 5e-5, 3, "log", "token", (2, 4, 8, 16), 4096, 4, 256, (0.1, 10), "gpt2"
     ),
 }
 
@@ -99,8 +106,13 @@ CRIT_CONTROL = (
     "perplexity >= 1.1 and mean no-dedup test perplexity > mean exact (EP-MPD) hard-dedup test perplexity"
 )
 CRIT_SPEED = (
+    "EP-MPD / PPMPR preprocessing time (each in its parallel accounting, median over repeats), with EP-MPD's own "
+    "protocol and the faster of its Type I and Type II at each K: > 1 at every K, and larger at the largest K than "
+    "at the smallest (design 0.2.1)"
+)
+CRIT_SPEED_TREE = (
     "EP-MPD-tree / PPMPR preprocessing time (parallel schedule) > 1 at every K, and larger at the largest K than at "
-    "the smallest"
+    "the smallest (design 0.1.0/0.2.0: EP-MPD's tree on pairwise openmined-psi, no third party)"
 )
 CRIT_EXACT = "PPMPR frequencies equal a central Counter over all clients' samples, for every sample of every client"
 CRIT_VIEW = (
@@ -173,33 +185,93 @@ def _quality(cfg: ReproduceConfig, seed: int, setting: Any) -> dict[str, Any]:
     return out
 
 
-def _preprocessing(cfg: ReproduceConfig, seed: int) -> dict[int, dict[str, float]]:
+PRE_METHODS = ("ppmpr", "ep_mpd_type1", "ep_mpd_type2", "tree_psi", "trusted_party")
+
+
+def _timing_pool(n_items: int) -> list[str]:
     pool = list(dict.fromkeys(load_corpus("sonnets") + load_corpus("jokes")))
-    if cfg.pre_items > len(pool) // 2:
-        pool += [f"{pool[i % len(pool)]} #{i}" for i in range(4 * cfg.pre_items)]
+    if n_items > len(pool) // 2:
+        pool += [f"{pool[i % len(pool)]} #{i}" for i in range(4 * n_items)]
+    return pool
+
+
+def time_preprocessing(k: int, n_items: int, *, repeats: int = 3, seed: int = 0) -> dict[str, Any]:
+    """Time PPMPR and the hard-dedup baselines on the same ``k`` clients, ``repeats`` times each (experiment code).
+
+    The clients are :func:`~nips25_fedrw.corpus.overlapping_clients` of ``n_items`` distinct sonnet/joke lines
+    drawn with ``default_rng([seed, k])``, the same for every method and repeat. Before timing, every method runs
+    once on two tiny clients (imports, MPyC start-up). Per repeat the methods run in the order of
+    ``PRE_METHODS``: PPMPR (:func:`~nips25_fedrw.ppmpr.ppmpr_in_process`, parallel = slowest pair per round),
+    EP-MPD Type I and Type II (:func:`~nips25_fedrw.ep_mpd.ep_mpd_dedup`, EP-MPD's accounting), the 0.1 tree on
+    pairwise PSI (:func:`~nips25_fedrw.dedup.ep_mpd_hard_dedup`) and the trusted party.
+
+    Args:
+        k: clients, ``>= 2``.
+        n_items: distinct items per client.
+        repeats: timed repeats, ``>= 1``.
+        seed: data seed (PPMPR's permutation seed is ``seed + r`` in repeat ``r``).
+
+    Returns:
+        ``{method: {"parallel": [s per repeat], "serial": [...], "parallel_median", "parallel_min",
+        "parallel_max", "serial_median", "psi_runs", "mb"}, "ratio": {baseline: median / PPMPR median}}`` with
+        the baselines' ratios of medians of parallel time (> 1: PPMPR faster), the load average at the start
+        (``load_1min``) and ``exact_same_kept`` (Type I, Type II and the tree deleted the same samples in every
+        repeat, and the trusted party kept the same distinct samples).
+
+    Raises:
+        ValueError: if ``repeats < 1``.
+    """
+    if repeats < 1:
+        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    clients = overlapping_clients(_timing_pool(n_items), k, n_items, np.random.default_rng([seed, k]))
     psi = OpenMinedPSI()
-    out: dict[int, dict[str, float]] = {}
-    for k in cfg.pre_clients:
-        clients = overlapping_clients(pool, k, cfg.pre_items, np.random.default_rng([seed, k]))
-        trusted = trusted_party_dedup(clients)
-        tree = ep_mpd_hard_dedup(clients, backend=psi)
-        ours = ppmpr_in_process(clients, backend=psi, seed=seed)
-        out[k] = {
-            "ppmpr_parallel_s": ours.timings["parallel"],
-            "ppmpr_serial_s": ours.timings["total"],
-            "ppmpr_secure_sum_s": ours.timings["secure_sum"],
-            "ep_mpd_parallel_s": tree.parallel_seconds,
-            "ep_mpd_serial_s": tree.seconds,
-            "trusted_party_s": trusted.seconds,
-            "ppmpr_psi_runs": ours.psi_runs,
-            "ep_mpd_psi_runs": tree.psi_runs,
-            "ppmpr_mb": ours.transcript_bytes / 1e6,
-            "ep_mpd_mb": tree.transcript_bytes / 1e6,
-            "ratio_parallel": tree.parallel_seconds / ours.timings["parallel"],
-            "ratio_serial": tree.seconds / ours.timings["total"],
+    warm = [Client(0, ("a", "b")), Client(1, ("b", "c"))]
+    ppmpr_in_process(warm, backend=psi, seed=0)
+    ep_mpd_dedup(warm, eg_psi="type2")
+    load = os.getloadavg()[0]
+    times: dict[str, dict[str, list[float]]] = {m: {"parallel": [], "serial": []} for m in PRE_METHODS}
+    meta: dict[str, tuple[int, float]] = {}
+    kept: list[list[list[int]]] = []
+    same_distinct = True
+    for r in range(repeats):
+        ours = ppmpr_in_process(clients, backend=psi, seed=seed + r)
+        times["ppmpr"]["parallel"].append(ours.timings["parallel"])
+        times["ppmpr"]["serial"].append(ours.timings["total"])
+        meta["ppmpr"] = (ours.psi_runs, ours.transcript_bytes / 1e6)
+        runs: dict[str, DedupResult] = {
+            "ep_mpd_type1": ep_mpd_dedup(clients, eg_psi="type1"),
+            "ep_mpd_type2": ep_mpd_dedup(clients, eg_psi="type2"),
+            "tree_psi": ep_mpd_hard_dedup(clients, backend=psi),
+            "trusted_party": trusted_party_dedup(clients),
         }
-        log.info("K=%d preprocessing: %s", k, out[k])
+        for name, res in runs.items():
+            times[name]["parallel"].append(res.parallel_seconds)
+            times[name]["serial"].append(res.seconds)
+            meta[name] = (res.psi_runs, res.transcript_bytes / 1e6)
+        kept += [res.kept for name, res in runs.items() if name != "trusted_party"]  # the EP-MPD tree's deletions
+        distinct = sorted(x for c in runs["trusted_party"].clients if c is not None for x in c.keys)
+        same_distinct &= distinct == sorted(x for c in runs["ep_mpd_type1"].clients if c is not None for x in c.keys)
+    out: dict[str, Any] = {"k": k, "n_items": n_items, "repeats": repeats, "load_1min": load}
+    for name, t in times.items():
+        out[name] = {
+            **t,
+            "parallel_median": statistics.median(t["parallel"]),
+            "parallel_min": min(t["parallel"]),
+            "parallel_max": max(t["parallel"]),
+            "serial_median": statistics.median(t["serial"]),
+            "psi_runs": meta[name][0],
+            "mb": meta[name][1],
+        }
+    ref = out["ppmpr"]["parallel_median"]
+    out["ratio"] = {name: out[name]["parallel_median"] / ref for name in PRE_METHODS[1:]}
+    out["ratio"]["ep_mpd_best"] = min(out["ratio"]["ep_mpd_type1"], out["ratio"]["ep_mpd_type2"])
+    out["exact_same_kept"] = bool(same_distinct and all(kk == kept[0] for kk in kept))
+    log.info("K=%d preprocessing (median parallel s): %s", k, {m: out[m]["parallel_median"] for m in PRE_METHODS})
     return out
+
+
+def _preprocessing(cfg: ReproduceConfig, seed: int) -> dict[int, dict[str, Any]]:
+    return {k: time_preprocessing(k, cfg.pre_items, repeats=cfg.pre_repeats, seed=seed) for k in cfg.pre_clients}
 
 
 def _exclusive_hits(clients: list[Client], received: dict[int, bytes]) -> int:
@@ -303,7 +375,10 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _figure(quality: dict[Any, list[dict[str, Any]]], pre: dict[int, dict[str, float]], path: Path) -> None:
+def _figure(quality: dict[Any, list[dict[str, Any]]], pre: dict[int, dict[str, Any]], path: Path) -> None:
+    """The perplexity bars and the preprocessing curves, saved to ``path`` by the main rank only."""
+    if not is_main_rank():  # a second guard at the write (the caller also checks accelerate's main process)
+        return
     import matplotlib
 
     matplotlib.use("Agg")
@@ -325,12 +400,19 @@ def _figure(quality: dict[Any, list[dict[str, Any]]], pre: dict[int, dict[str, f
     a.set_title(f"Sonnets, FedAvg, equal steps, {len(quality[settings[0]])} seed(s), mean +- SE")
     a.legend(fontsize=8)
     ks = sorted(pre)
-    b.plot(ks, [pre[k]["ppmpr_parallel_s"] for k in ks], "o-", label="PPMPR (round-robin, parallel)")
-    b.plot(ks, [pre[k]["ep_mpd_parallel_s"] for k in ks], "s-", label="EP-MPD-style tree (parallel)")
-    b.plot(ks, [pre[k]["ppmpr_serial_s"] for k in ks], "o--", alpha=0.5, label="PPMPR serial")
-    b.plot(ks, [pre[k]["ep_mpd_serial_s"] for k in ks], "s--", alpha=0.5, label="tree serial")
+    labels = {
+        "ppmpr": "PPMPR (round-robin, parallel)",
+        "ep_mpd_type1": "EP-MPD Type I (TP counts PRF ciphertexts)",
+        "ep_mpd_type2": "EP-MPD Type II (TP-assisted OPRF)",
+        "tree_psi": "EP-MPD tree on pairwise PSI (0.1 baseline)",
+    }
+    for name, label in labels.items():
+        med = np.array([pre[k][name]["parallel_median"] for k in ks])
+        err = [med - [pre[k][name]["parallel_min"] for k in ks], [pre[k][name]["parallel_max"] for k in ks] - med]
+        b.errorbar(ks, med, yerr=err, marker="o", capsize=3, label=label)
+    b.set_yscale("log")
     b.set_xlabel("clients K")
-    b.set_ylabel("preprocessing seconds")
+    b.set_ylabel("preprocessing seconds (parallel accounting; median, min-max)")
     b.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -363,6 +445,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         from nips25_fedrw.gpt2 import gpt2_path
 
         gpt2_path()  # fail before any work when the weights are missing
+    _oprf()  # EP-MPD Type II needs the epmpd extra: fail before any work without it
     torch.set_num_threads(1)
     out = Path(out_dir)
     start = time.perf_counter()
@@ -383,7 +466,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     non_iid = {st: summary[st] for st in cfg.settings if not st[1]}
     control = summary[HOT]
     ks = sorted(pre)
-    ratios = {k: pre[k]["ratio_parallel"] for k in ks}
+    ratios = {k: pre[k]["ratio"]["ep_mpd_best"] for k in ks}
+    tree_ratios = {k: pre[k]["ratio"]["tree_psi"] for k in ks}
     head_runs = quality[HEADLINE]
     lm = (
         "GPT-2 from $NIPS25_FEDRW_GPT2"
@@ -443,15 +527,34 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         ),
         Claim(
             id="ppmpr-faster-than-ep-mpd",
-            statement="PPMPR preprocessing is faster than the private hard-deduplication baseline, increasingly so "
-            "with more clients.",
+            statement="PPMPR preprocessing is faster than EP-MPD's private hard deduplication, increasingly so with "
+            "more clients.",
             paper={"speedup_up_to": 28.78},
-            measured={"per_k": {str(k): pre[k] for k in ks}, "ratio_parallel": {str(k): ratios[k] for k in ks}},
+            measured={
+                "ratio_best_ep_mpd_over_ppmpr": {str(k): ratios[k] for k in ks},
+                "ratio_type1_over_ppmpr": {str(k): pre[k]["ratio"]["ep_mpd_type1"] for k in ks},
+                "ratio_type2_over_ppmpr": {str(k): pre[k]["ratio"]["ep_mpd_type2"] for k in ks},
+                "max_speedup": max(ratios.values()),
+                "per_k": {str(k): pre[k] for k in ks},
+            },
             criterion=CRIT_SPEED,
             holds=bool(all(r > 1.0 for r in ratios.values()) and ratios[ks[-1]] > ratios[ks[0]]),
-            scale_note=f"K in {list(ks)}, {cfg.pre_items} distinct items per client; the tree is EP-MPD's tree on "
-            "the same openmined-psi primitive (no third party, no EP-MPD key agreement); parallel time is simulated "
-            "(slowest pair per round) on a 2-core machine",
+            scale_note=f"K in {list(ks)}, {cfg.pre_items} distinct items per client, {cfg.pre_repeats} repeat(s), "
+            f"load average {pre[ks[0]]['load_1min']:.1f} at the start; EP-MPD's tree and Type I/II schedule with "
+            "its semi-trusted third party, Type I's AES PRP replaced by HMAC-SHA256, Type II on the oprf package "
+            "(ristretto255), pairwise key agreement not timed; all parties in one process, parallel time by each "
+            "protocol's accounting (slowest party per parallel step) on a 2-core machine",
+        ),
+        Claim(
+            id="ppmpr-faster-than-ep-mpd-tree",
+            statement="(Design 0.1.0/0.2.0, kept for comparison.) PPMPR preprocessing is faster than EP-MPD's tree "
+            "run on pairwise openmined-psi with no third party, increasingly so with more clients.",
+            paper={"speedup_up_to": 28.78},
+            measured={"ratio_parallel": {str(k): tree_ratios[k] for k in ks}},
+            criterion=CRIT_SPEED_TREE,
+            holds=bool(all(r > 1.0 for r in tree_ratios.values()) and tree_ratios[ks[-1]] > tree_ratios[ks[0]]),
+            scale_note=f"K in {list(ks)}, {cfg.pre_items} distinct items per client; not EP-MPD's protocol (the "
+            "0.1 stand-in), same openmined-psi primitive as PPMPR",
         ),
         Claim(
             id="ppmpr-exact-frequencies",
@@ -489,8 +592,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     ]
     notes = (
         "Perplexity is exp(sum of token cross-entropies / number of tokens) on held-out distinct sonnet lines. "
-        "Hard dedup = EP-MPD-style tree over pairwise openmined-psi runs; the trusted-party dedup keeps the same "
-        "distinct samples. FedRW weights: kind "
+        "Hard dedup for training = EP-MPD's deletions (EP-MPD's tree; Type I, Type II, the pairwise-PSI tree and "
+        "the trusted party all keep the same distinct samples). FedRW weights: kind "
         f"'{cfg.weight_kind}'. Timings are on a shared 2-core machine."
     )
     if profile == "paper":

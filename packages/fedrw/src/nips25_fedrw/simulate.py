@@ -10,6 +10,14 @@ process opens a TCP listener on ``127.0.0.1``, runs its openmined-psi runs with 
 round-robin schedule (both directions), exchanges positions, then acts as MPyC party ``i`` of ``K`` (MPyC's own
 runtime over loopback) for the secure sum, and writes its frequencies. Pairs of a round run truly in parallel.
 With ``count_cap`` the clients run count-encoded PSI instead and skip the position exchange and the secure sum.
+
+**Files** (all in the run's working directory, a fresh temporary directory by default, removed afterwards; none is
+a report output): the launching process writes the run's ``config.json``, each party's input ``client_<i>.json``
+and opens each party's ``stderr_<i>.txt``; each party process writes its own outputs ``result_<i>.npz``,
+``phases_<i>.json`` and ``received_<i>.bin``, which the launcher reads back. These per-party writes are by design
+(a party process writes only its own files, and the party processes are not ``accelerate`` ranks). Under
+``accelerate launch`` every rank that calls :func:`simulate` runs its own protocol in its own temporary directory;
+an explicit ``workdir`` must then differ per rank.
 """
 
 from __future__ import annotations
