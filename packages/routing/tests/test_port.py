@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -78,7 +79,7 @@ def test_route_gives_the_decisions_of_alg1_composed_by_hand_on_a_fixed_stream():
     gamma = fit_dual(d[:n_learn], g[:n_learn], np.asarray(budgets), alpha=1.0, eps=0.1).gamma
     # the router draws its tie-breaking uniforms batch by batch; the first exploit batch starts mid-batch
     bounds = [n_learn, *range((n_learn // 64 + 1) * 64, 700, 64), 700]
-    for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
+    for start, stop in itertools.pairwise(bounds):
         s = d[start:stop] * alpha_vector(1.0, 4) - g[start:stop] * gamma
         want[start:stop] = argmax_random_ties(s, rng)
     np.testing.assert_array_equal(got, want)
