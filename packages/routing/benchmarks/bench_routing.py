@@ -143,10 +143,10 @@ def main() -> None:
             r.route(stream[: r.n_learn + 1])
         ex = stream[: args.exact_queries]
         bs = stream[: args.batchsplit_queries]
-        tuned_name = f"PORT, HNSW ef={tuned_ef} (recall {tuned_recall:.3f})"
+        tuned_name = f"PORT, HNSW tuned ef={tuned_ef} (rec {tuned_recall:.3f})"
         rows = [
             (tuned_name, routed_in_batches(port_tuned, stream), len(stream)),
-            (f"PORT, HNSW ef=50 (recall {recall50:.3f})", routed_in_batches(port50, stream), len(stream)),
+            (f"PORT, HNSW default ef=50 (rec {recall50:.3f})", routed_in_batches(port50, stream), len(stream)),
             ("PORT, faiss flat (exact)", routed_in_batches(port_flat, ex), len(ex)),
             ("KNN-Perf, sklearn exact", routed_in_batches(GreedyRouter(exact, budgets), ex), len(ex)),
             ("BatchSplit, HiGHS MILP", routed_in_batches(BatchSplitRouter(hnsw_tuned, budgets), bs), len(bs)),
