@@ -1,23 +1,37 @@
 """Routing throughput (queries/s) of PORT (faiss HNSW + argmax) beside exact kNN routing and BatchSplit.
 
 Side by side in one process, on the same history and query stream: PORT after its learning phase (ANN estimate +
-price-adjusted argmax), PORT on the exact faiss index, KNN-Perf on scikit-learn's brute-force cosine kNN (the
-paper's exact-kNN baseline) and BatchSplit (per-batch HiGHS MILP). History sizes 10k and 100k, 384-d clustered
-unit vectors (MiniLM's width), 11 models. A timing is the median of several runs; peak RSS is printed beside it.
+price-adjusted argmax) at the official ``efSearch`` 50 and at the smallest ``efSearch`` whose recall@5 reaches the
+target on held-out calibration queries (``ANNEstimator.tune_ef_search``), PORT on the exact faiss index, KNN-Perf on
+scikit-learn's brute-force cosine kNN (the paper's exact-kNN baseline) and BatchSplit (per-batch HiGHS MILP).
+History sizes 10k and 100k, 384-d clustered unit vectors (MiniLM's width), 11 models, batches of 256.
 
-    python packages/routing/benchmarks/bench_routing.py [--sizes 10000 100000] [--repeats 5]
+Under load the absolute numbers move with the machine; two references timed in the same run let them be read
+anyway: a fixed float32 matmul (GFLOP/s, before and after each size) and the exact faiss-flat router (the
+"vs exact" ratio). Also printed: the recall@5 / speed of every ``efSearch`` tried, the share of PORT's route time
+in each stage (validation, normalisation, faiss search, the k-mean gather, scores + tie-broken argmax), and how
+many decisions PORT at each ``efSearch`` shares with PORT on the exact index.
+
+    python packages/routing/benchmarks/bench_routing.py [--sizes 10000 100000] [--repeats 3] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable
 
+import faiss
 import numpy as np
-from nips25_routing import ANNEstimator, BatchSplitRouter, GreedyRouter, HistoryStore, PORTRouter
+from nips25_routing import ANNEstimator, BatchSplitRouter, GreedyRouter, HistoryStore, PORTRouter, recall_at_k
+from nips25_routing.estimation import l2_normalize
+from nips25_routing.ties import argmax_random_ties
 
 from nips25_shared.bench import median_seconds, peak_rss_mib
+
+BATCH = 256
+SWEEP = (8, 12, 16, 24, 32, 50)
 
 
 def clustered(rng: np.random.Generator, n: int, dim: int, centers: np.ndarray) -> np.ndarray:
@@ -25,12 +39,49 @@ def clustered(rng: np.random.Generator, n: int, dim: int, centers: np.ndarray) -
     return (centers[label] + 0.35 * rng.normal(size=(n, dim)) / np.sqrt(dim)).astype(np.float32)
 
 
-def routed_in_batches(router: object, stream: np.ndarray, batch: int) -> Callable[[], None]:
+def batches(x: np.ndarray) -> list[np.ndarray]:
+    return [x[i : i + BATCH] for i in range(0, len(x), BATCH)]
+
+
+def routed_in_batches(router: object, stream: np.ndarray) -> Callable[[], None]:
+    parts = batches(stream)
+
     def run() -> None:
-        for i in range(0, len(stream), batch):
-            router.route(stream[i : i + batch])  # type: ignore[attr-defined]
+        for b in parts:
+            router.route(b)  # type: ignore[attr-defined]
 
     return run
+
+
+def reference_gflops(rng: np.random.Generator, dim: int) -> float:
+    """GFLOP/s of one fixed float32 matmul, (256, D) @ (D, 10000), median of 20: the machine's speed right now."""
+    a = rng.normal(size=(BATCH, dim)).astype(np.float32)
+    b = rng.normal(size=(dim, 10_000)).astype(np.float32)
+    return 2 * BATCH * dim * 10_000 / median_seconds(lambda: a @ b, repeats=20) / 1e9
+
+
+def stage_shares(router: PORTRouter, stream: np.ndarray, repeats: int) -> dict[str, float]:
+    """Seconds per stage of ``PORTRouter.route`` over ``stream`` (each stage re-run alone on the same batches)."""
+    est, parts = router.estimator, batches(stream)
+    checked = [est.check_queries(b) for b in parts]
+    normed = [l2_normalize(q) for q in checked]
+    idx = [est._index.search(q, est.k)[1] for q in normed]
+    dg = [(est.history.quality[i].mean(axis=1), est.history.cost[i].mean(axis=1)) for i in idx]
+    rng = np.random.default_rng(0)
+    stages: dict[str, Callable[[], object]] = {
+        "validate": lambda: [est.check_queries(b) for b in parts],
+        "normalise": lambda: [l2_normalize(q) for q in checked],
+        "faiss search": lambda: [est._index.search(q, est.k) for q in normed],
+        "k-mean gather": lambda: [est._quality_cost[i].mean(axis=1) for i in idx],
+        "scores + argmax": lambda: [argmax_random_ties(router.scores(d, g), rng) for d, g in dg],
+    }
+    return {name: median_seconds(fn, repeats=repeats) for name, fn in stages.items()}
+
+
+def decisions(est: ANNEstimator, budgets: np.ndarray, stream: np.ndarray) -> np.ndarray:
+    """Exploitation-phase decisions of a fresh PORT router (seed 0) over ``stream``."""
+    router = PORTRouter(est, budgets, n_total=len(stream))
+    return np.concatenate([router.route(x) for x in batches(stream)])[router.n_learn :]
 
 
 def main() -> None:
@@ -38,16 +89,22 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--models", type=int, default=11)
-    ap.add_argument("--queries", type=int, default=4096)
+    ap.add_argument("--queries", type=int, default=4096, help="timed stream for the PORT/HNSW rows")
+    ap.add_argument("--exact-queries", type=int, default=512, help="timed stream for the exact-kNN rows")
     ap.add_argument("--batchsplit-queries", type=int, default=1024)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--calibration", type=int, default=1024, help="held-out queries that choose efSearch")
+    ap.add_argument("--target-recall", type=float, default=0.95)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, help="faiss OpenMP threads (default: faiss's, all cores)")
     args = ap.parse_args()
+    if args.threads is not None:
+        faiss.omp_set_num_threads(args.threads)
     rng = np.random.default_rng(0)
     centers = rng.normal(size=(64, args.dim))
     centers /= np.linalg.norm(centers, axis=1, keepdims=True)
     m = args.models
-    print(f"{args.queries} queries in batches of 256, {args.dim}-d, {m} models; median of {args.repeats} runs")
-    print(f"{'history':>8} {'router':<28} {'queries/s':>11} {'ms/query':>9} {'vs PORT':>8} {'peak RSS MiB':>13}")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; faiss threads {faiss.omp_get_max_threads()}")
+    print(f"{args.dim}-d, {m} models, batches of {BATCH}; median of {args.repeats} runs")
     for size in args.sizes:
         hist = HistoryStore(
             clustered(rng, size, args.dim, centers),
@@ -55,34 +112,72 @@ def main() -> None:
             rng.uniform(1e-5, 3e-3, size=(size, m)),
         )
         stream = clustered(rng, args.queries, args.dim, centers)
+        calib = clustered(rng, args.calibration, args.dim, centers)
         budgets = np.full(m, 1.0)
+        ref_before = reference_gflops(rng, args.dim)
         t0 = time.perf_counter()
         hnsw = ANNEstimator(hist, backend="faiss-hnsw")
         build = time.perf_counter() - t0
+        print(f"\n## history {size}: HNSW build {build:.1f} s; reference matmul {ref_before:.1f} GFLOP/s")
+        print(f"{'efSearch':>8} {'recall@5 (calib)':>17} {'search q/s':>11}")
+        exact_calib = hnsw.exact_neighbors(calib)
+        normed = [l2_normalize(b) for b in batches(calib)]
+        for ef in SWEEP:
+            hnsw.set_ef_search(ef)
+            search = hnsw._index.search
+            qps = len(calib) / median_seconds(lambda s=search, q=normed: [s(x, 5) for x in q], repeats=args.repeats)
+            rec = recall_at_k(hnsw.neighbors(calib), exact_calib)
+            print(f"{ef:>8} {rec:>17.4f} {qps:>11.0f}")
+        tuned_ef, tuned_calib = hnsw.tune_ef_search(calib, target_recall=args.target_recall, candidates=SWEEP)
+        held = stream[: args.calibration]
+        tuned_recall = hnsw.recall(held)
+        hnsw_tuned = hnsw
+        hnsw50 = ANNEstimator(hist, index=_copy_hnsw(hnsw._index, 50))
+        recall50 = hnsw50.recall(held)
         flat = ANNEstimator(hist, backend="faiss-flat")
         exact = ANNEstimator(hist, backend="sklearn")
-        port = PORTRouter(hnsw, budgets, n_total=args.queries)
+        port50 = PORTRouter(hnsw50, budgets, n_total=args.queries)
+        port_tuned = PORTRouter(hnsw_tuned, budgets, n_total=args.queries)
         port_flat = PORTRouter(flat, budgets, n_total=args.queries)
-        for r in (port, port_flat):  # learning phase and the one-time dual fit happen before the timed runs
+        for r in (port50, port_tuned, port_flat):  # learning phase and the one-time dual fit before the timed runs
             r.route(stream[: r.n_learn + 1])
+        ex = stream[: args.exact_queries]
+        bs = stream[: args.batchsplit_queries]
+        tuned_name = f"PORT, HNSW tuned ef={tuned_ef} (rec {tuned_recall:.3f})"
         rows = [
-            ("PORT (faiss HNSW, ours)", routed_in_batches(port, stream, 256), args.queries),
-            ("PORT (faiss flat, exact)", routed_in_batches(port_flat, stream, 256), args.queries),
-            ("KNN-Perf (sklearn exact)", routed_in_batches(GreedyRouter(exact, budgets), stream, 256), args.queries),
+            (tuned_name, routed_in_batches(port_tuned, stream), len(stream)),
+            (f"PORT, HNSW default ef=50 (rec {recall50:.3f})", routed_in_batches(port50, stream), len(stream)),
+            ("PORT, faiss flat (exact)", routed_in_batches(port_flat, ex), len(ex)),
+            ("KNN-Perf, sklearn exact", routed_in_batches(GreedyRouter(exact, budgets), ex), len(ex)),
+            ("BatchSplit, HiGHS MILP", routed_in_batches(BatchSplitRouter(hnsw_tuned, budgets), bs), len(bs)),
         ]
-        bs_stream = stream[: args.batchsplit_queries]
-        bs = ("BatchSplit (HiGHS MILP)", routed_in_batches(BatchSplitRouter(hnsw, budgets), bs_stream, 256))
-        results = []
-        for name, fn, n in rows:
-            results.append((name, n / median_seconds(fn, repeats=args.repeats), peak_rss_mib()))
-        results.append(
-            (bs[0], len(bs_stream) / median_seconds(bs[1], repeats=max(1, args.repeats // 2)), peak_rss_mib())
-        )
-        ours = results[0][1]
+        results = [(name, n / median_seconds(fn, repeats=args.repeats), peak_rss_mib()) for name, fn, n in rows]
+        ref_after = reference_gflops(rng, args.dim)
+        ref = (ref_before + ref_after) / 2
+        flat_qps = results[2][1]
+        head = f"{'router':<36} {'queries/s':>10} {'ms/query':>9} {'vs exact':>9} {'q/s per GFLOP/s':>16}"
+        print(head + f" {'RSS MiB':>8}")
         for name, qps, rss in results:
-            print(f"{size:>8} {name:<28} {qps:>11.0f} {1e3 / qps:>9.4f} {ours / qps:>7.2f}x {rss:>13.0f}")
-        print(f"{size:>8} HNSW index build {build:.1f} s")
-    print("ratio column: PORT (HNSW) queries/s divided by that router's (above 1: ours is faster)")
+            print(f"{name:<36} {qps:>10.0f} {1e3 / qps:>9.4f} {qps / flat_qps:>8.2f}x {qps / ref:>16.1f} {rss:>8.0f}")
+        print(f"reference matmul {ref_before:.1f} -> {ref_after:.1f} GFLOP/s; tuned on calibration: ef {tuned_ef}, "
+              f"recall {tuned_calib:.4f}; held-out recall {tuned_recall:.4f}")  # fmt: skip
+        shares = stage_shares(port_tuned, stream, args.repeats)
+        total = sum(shares.values())
+        print("PORT route time by stage (ef tuned): " + ", ".join(f"{k} {v / total:.1%}" for k, v in shares.items()))
+        ref_dec = decisions(flat, budgets, held)
+        agree_t = float((decisions(hnsw_tuned, budgets, held) == ref_dec).mean())
+        agree_50 = float((decisions(hnsw50, budgets, held) == ref_dec).mean())
+        print(f"decisions shared with PORT on the exact index ({len(held)} queries): ef={tuned_ef} {agree_t:.3f}, "
+              f"ef=50 {agree_50:.3f}")  # fmt: skip
+    print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("vs exact: that router's queries/s over PORT on the exact faiss-flat index, same run")
+
+
+def _copy_hnsw(index: faiss.Index, ef: int) -> faiss.Index:
+    """A second handle on the same HNSW graph (a deep copy) searched with ``efSearch = ef``: no second build."""
+    copy = faiss.clone_index(index)
+    copy.hnsw.efSearch = ef
+    return copy
 
 
 if __name__ == "__main__":

@@ -112,8 +112,9 @@ def test_route_rejects_options_that_contradict_the_state_and_zero_batch(tmp_path
     assert "--batch-size" in capsys.readouterr().err
 
 
-def test_reproduce_tiny_profile_builds_a_complete_report(tmp_path):
-    """Smoke: the tiny profile returns six claims with criteria and computed holds, and writes its figure."""
+def test_reproduce_tiny_profile_builds_a_complete_report(tmp_path, monkeypatch):
+    """Smoke: the tiny profile returns six claims with criteria and computed holds, and writes its figure; a
+    non-main rank (``RANK=1``) computes the same numbers and writes no figure."""
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     assert report.package == "routing" and report.profile == "tiny"
     assert [c.id for c in report.claims] == [
@@ -129,7 +130,11 @@ def test_reproduce_tiny_profile_builds_a_complete_report(tmp_path):
     # Optimum (LP on true quality/cost) is an upper bound only up to rounding; it must be positive and finite
     assert means["Optimum"]["quality"] > 0
     # reproducibility: the same seed gives the same routing numbers
-    again = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    monkeypatch.setenv("RANK", "1")
+    rank1 = tmp_path / "rank1"
+    rank1.mkdir()
+    again = reproduce(profile="tiny", seed=0, out_dir=rank1)
+    assert not any(rank1.iterdir())
     assert again.config["mean_results"]["1.0"]["PORT"]["quality"] == means["PORT"]["quality"]
     assert again.config["mean_results"]["1.0"]["BatchSplit"]["throughput"] == means["BatchSplit"]["throughput"]
 

@@ -96,3 +96,61 @@ def test_a_users_ivf_index_gives_the_exact_neighbours_with_every_list_probed_and
     empty_lists.nprobe = 1  # one list of 64 may hold fewer than k vectors
     with pytest.raises(RuntimeError, match="fewer than k=50"):
         ANNEstimator(hist, index=empty_lists, k=50, ef_search=50).estimate(q)
+
+
+def test_recall_at_k_by_hand_and_bad_shapes():
+    from nips25_routing import recall_at_k
+
+    assert recall_at_k([[0, 1], [2, 3]], [[1, 0], [2, 4]]) == 0.75
+    assert recall_at_k([[5, 6, 7]], [[7, 6, 5]]) == 1.0
+    with pytest.raises(ValueError, match="found and exact"):
+        recall_at_k([[0, 1]], [[0, 1, 2]])
+
+
+def test_exact_backends_have_recall_one_and_ef_search_only_applies_to_hnsw():
+    hist = make_history(0)
+    q = np.random.default_rng(5).normal(size=(60, 8)) * 3
+    flat = ANNEstimator(hist, backend="faiss-flat")
+    assert flat.recall(q) == 1.0
+    assert ANNEstimator(hist, backend="sklearn").recall(q) == 1.0
+    np.testing.assert_array_equal(flat.exact_neighbors(q), flat.neighbors(q))
+    with pytest.raises(ValueError, match="applies to an HNSW index"):
+        flat.set_ef_search(20)
+    with pytest.raises(ValueError, match="applies to an HNSW index"):
+        flat.tune_ef_search(q)
+    hnsw = ANNEstimator(hist)
+    with pytest.raises(ValueError, match="ef_search must be >= k=5"):
+        hnsw.set_ef_search(4)
+    with pytest.raises(ValueError, match="target_recall"):
+        hnsw.tune_ef_search(q, target_recall=1.5)
+    with pytest.raises(ValueError, match="candidates must hold a value >= k=5"):
+        hnsw.tune_ef_search(q, candidates=(2, 3))
+
+
+def test_tune_ef_search_picks_the_smallest_candidate_reaching_the_target():
+    """On 3,000 clustered 32-d points the tuned efSearch reaches the target, and the next smaller one does not."""
+    hist = make_history(3, n=3000, dim=32, clusters=20)
+    rng = np.random.default_rng(4)
+    calib = hist.embeddings[:300] + rng.normal(size=(300, 32)) * 0.5
+    est = ANNEstimator(hist)
+    candidates = (5, 6, 8, 12, 16, 24, 32, 64)
+    ef, rec = est.tune_ef_search(calib, target_recall=0.97, candidates=candidates)
+    assert est.ef_search == ef and est._index.hnsw.efSearch == ef
+    assert rec >= 0.97 and est.recall(calib) == rec
+    smaller = [c for c in candidates if c < ef]
+    if smaller:
+        est.set_ef_search(smaller[-1])
+        assert est.recall(calib) < 0.97
+    ef_max, rec_max = est.tune_ef_search(calib, target_recall=1.0, candidates=(5,))
+    assert ef_max == 5 and rec_max == est.recall(calib)  # unreachable target: the largest candidate is kept
+
+
+def test_the_single_gather_estimate_equals_the_two_means_bit_for_bit():
+    """0.2.1 gathers quality and cost in one (H, 2M) array: identical floats to the two separate means."""
+    hist = make_history(1, n=500, n_models=5)
+    est = ANNEstimator(hist, backend="faiss-flat", k=7)
+    q = np.random.default_rng(2).normal(size=(90, 8)) * 3
+    idx = est.neighbors(q)
+    d, g = est.estimate(q)
+    np.testing.assert_array_equal(d, hist.quality[idx].mean(axis=1))
+    np.testing.assert_array_equal(g, hist.cost[idx].mean(axis=1))

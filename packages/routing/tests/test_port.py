@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -53,3 +54,33 @@ def test_saved_state_resumes_exactly(tmp_path):
     resumed = PORTRouter.load(path, est)
     tail = resumed.route(stream[100:])
     assert np.array_equal(np.concatenate([head, tail]), whole)
+
+
+def test_route_gives_the_decisions_of_alg1_composed_by_hand_on_a_fixed_stream():
+    """The optimised route path (one validation, one gather) decides exactly as Alg. 1 written out step by step:
+    kNN means, ceil(eps N) uniform actions on {0..M}, the dual fit on them, then the tie-broken price argmax."""
+    from nips25_routing import fit_dual
+    from nips25_routing.dual import alpha_vector
+    from nips25_routing.ties import argmax_random_ties
+
+    hist = make_history(0, n=400, n_models=4)
+    est = ANNEstimator(hist, backend="faiss-hnsw")
+    stream = np.random.default_rng(1).normal(size=(700, 8)) * 3
+    budgets, kw = [20.0, 25.0, 30.0, 35.0], {"n_total": 700, "eps": 0.1, "alpha": 1.0, "seed": 4}
+    router = PORTRouter(est, budgets, **kw)
+    got = np.concatenate([router.route(stream[i : i + 64]) for i in range(0, 700, 64)])
+
+    rng = np.random.default_rng(4)
+    idx = est.neighbors(stream)
+    d, g = hist.quality[idx].mean(axis=1), hist.cost[idx].mean(axis=1)
+    n_learn = math.ceil(0.1 * 700)
+    want = np.empty(700, dtype=np.int64)
+    want[:n_learn] = rng.integers(0, 5, size=n_learn)
+    gamma = fit_dual(d[:n_learn], g[:n_learn], np.asarray(budgets), alpha=1.0, eps=0.1).gamma
+    # the router draws its tie-breaking uniforms batch by batch; the first exploit batch starts mid-batch
+    bounds = [n_learn, *range((n_learn // 64 + 1) * 64, 700, 64), 700]
+    for start, stop in itertools.pairwise(bounds):
+        s = d[start:stop] * alpha_vector(1.0, 4) - g[start:stop] * gamma
+        want[start:stop] = argmax_random_ties(s, rng)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(router.gamma_, gamma)

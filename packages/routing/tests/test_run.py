@@ -83,15 +83,19 @@ def test_a_bad_cell_names_its_file_row_and_column(tmp_path, row, column, value, 
     assert message in str(info.value)
 
 
-def test_missing_cells_can_be_dropped_as_the_5shot_file_needs(tmp_path):
+def test_missing_cells_can_be_dropped_as_the_5shot_file_needs(tmp_path, monkeypatch):
     frame = routerbench_frame()
     frame.loc[[4, 50], "claude-v2"] = np.nan
     path = tmp_path / "rb5.pkl"
     frame.to_pickle(path)
     table = load_routerbench(path, missing="drop")
     assert len(table) == 198 and 4 not in table.rows and 50 not in table.rows and table.file_rows == 200
-    res = run_routerbench(table, embeddings=np.ones((200, 4)) + np.eye(200, 4), routers=("PORT",), n_stream=60)
+    monkeypatch.setenv("RANK", "1")  # a non-main rank returns the results and writes nothing
+    out = tmp_path / "rank1"
+    emb = np.ones((200, 4)) + np.eye(200, 4)
+    res = run_routerbench(table, embeddings=emb, routers=("PORT",), n_stream=60, out_dir=out)
     assert res["PORT"]["throughput"] > 0
+    assert not out.exists()
 
 
 def test_run_command_writes_every_router_and_the_plot(rb_files, tmp_path, capsys):

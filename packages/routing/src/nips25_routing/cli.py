@@ -206,7 +206,7 @@ def _route(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
     history = _load_history(args.history)
-    estimator = ANNEstimator(history, backend=args.backend, k=args.k)
+    estimator = ANNEstimator(history, backend=args.backend, k=args.k, ef_search=args.ef_search)
     if args.state is not None and args.state.is_file():
         router = PORTRouter.load(args.state, estimator)
         _check_matches_state(args, router)
@@ -293,6 +293,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rt.add_argument("--eps", type=float, help="learning fraction of the stream (default 0.025)")
     rt.add_argument("--k", type=int, default=5, help="neighbours per estimate (default 5)")
     rt.add_argument("--backend", choices=BACKENDS, default="faiss-hnsw", help="kNN backend (default faiss-hnsw)")
+    rt.add_argument(
+        "--ef-search", type=int, default=50, help="HNSW query-time list size, >= k (default 50; lower is faster, "
+        "see ANNEstimator.tune_ef_search)",
+    )  # fmt: skip
     rt.add_argument("--batch-size", type=int, default=256, help="queries per routing batch, >= 1 (default 256)")
     rt.add_argument("--state", type=Path, help="router state JSON: resumed if present, written after routing")
     rt.add_argument("--seed", type=seed_int, help="seed of the learning phase (default 0)")

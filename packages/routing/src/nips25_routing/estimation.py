@@ -9,10 +9,11 @@ import numpy as np
 from nips25_routing.history import HistoryStore
 from nips25_routing.validation import as_matrix, check_nonzero_rows, check_positive_int
 
-__all__ = ["BACKENDS", "ANNEstimator", "l2_normalize"]
+__all__ = ["BACKENDS", "EF_SEARCH_CANDIDATES", "ANNEstimator", "l2_normalize", "recall_at_k"]
 
 Backend = Literal["faiss-hnsw", "faiss-flat", "sklearn"]
 BACKENDS: tuple[str, ...] = ("faiss-hnsw", "faiss-flat", "sklearn")
+EF_SEARCH_CANDIDATES: tuple[int, ...] = (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -20,6 +21,31 @@ def l2_normalize(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return np.ascontiguousarray(x / np.where(norms > 0, norms, 1.0), dtype=np.float32)
+
+
+def recall_at_k(found: Any, exact: Any) -> float:
+    r"""Mean recall@k of approximate neighbour lists: :math:`\frac1B\sum_j |A_j \cap E_j| / k`.
+
+    Args:
+        found: ``(B, k)`` integer neighbour indices from the approximate search.
+        exact: ``(B, k)`` integer indices of the exact ``k`` nearest neighbours of the same queries.
+
+    Returns:
+        The share of exact neighbours found, in ``[0, 1]``.
+
+    Raises:
+        ValueError: if the two arrays are not 2-D of the same non-empty shape.
+
+    Example:
+        >>> recall_at_k([[0, 1], [2, 3]], [[1, 0], [2, 4]])
+        0.75
+    """
+    a = np.asarray(found)
+    e = np.asarray(exact)
+    if a.ndim != 2 or a.shape != e.shape or a.size == 0:
+        raise ValueError(f"found and exact must be non-empty (B, k) arrays of one shape, got {a.shape} and {e.shape}")
+    hits = (a[:, :, None] == e[:, None, :]).any(axis=2).sum()  # each exact row holds distinct indices
+    return float(hits / a.size)
 
 
 class ANNEstimator:
@@ -37,7 +63,9 @@ class ANNEstimator:
         k: neighbours per estimate, ``1 <= k <= H``.
         hnsw_m: HNSW graph degree (faiss ``M``).
         ef_construction: HNSW build-time candidate list size.
-        ef_search: HNSW query-time candidate list size (``>= k``).
+        ef_search: HNSW query-time candidate list size (``>= k``; the official code's 50). Lower is faster and
+            finds fewer of the exact neighbours: :meth:`tune_ef_search` picks the smallest value reaching a recall
+            target on your queries, :meth:`set_ef_search` sets one.
         index: your own, already filled faiss index (``IndexIVFFlat``, ``IndexHNSWFlat``, ``IndexIVFPQ``, a GPU
             index from ``faiss.index_cpu_to_gpu``, ...) holding ``l2_normalize(history.embeddings)`` in the
             history's row order, searched with inner product (so its neighbours are the most cosine-similar).
@@ -103,6 +131,9 @@ class ANNEstimator:
         self.hnsw_m = hnsw_m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
+        self._exact: Any = None
+        # quality and cost side by side, (H, 2M): one gather per batch instead of two (same sums, bit for bit)
+        self._quality_cost = np.concatenate([history.quality, history.cost], axis=1)
         if index is None:
             self._index: Any = self._build(l2_normalize(history.embeddings))
             return
@@ -116,6 +147,8 @@ class ANNEstimator:
             raise ValueError(f"index must have dimension {self.dim}, got {getattr(index, 'd', None)}")
         self.backend = "index"
         self._index = index
+        if getattr(index, "hnsw", None) is not None:
+            self.ef_search = int(index.hnsw.efSearch)
 
     @property
     def dim(self) -> int:
@@ -143,6 +176,93 @@ class ANNEstimator:
             index.hnsw.efSearch = self.ef_search
         index.add(base)
         return index
+
+    def exact_neighbors(self, queries: Any) -> np.ndarray:
+        """Indices ``(B, k)`` of the exact ``k`` most cosine-similar history queries (faiss ``IndexFlatIP``).
+
+        The reference that :meth:`recall` and :meth:`tune_ef_search` measure the index against. The flat index
+        is built on first use and kept (``H x D`` float32).
+
+        Raises:
+            ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array.
+        """
+        q = l2_normalize(self.check_queries(queries))
+        if self._exact is None:
+            import faiss
+
+            self._exact = faiss.IndexFlatIP(self.dim)
+            self._exact.add(l2_normalize(self.history.embeddings))
+        return np.asarray(self._exact.search(q, self.k)[1], dtype=np.int64)
+
+    def recall(self, queries: Any) -> float:
+        """Recall@k of this estimator's neighbours against the exact ones on ``queries`` (:func:`recall_at_k`).
+
+        1.0 for the exact backends; for HNSW, IVF or PQ it is the share of the true ``k`` nearest history queries
+        the index finds, the quantity ``efSearch``/``nprobe`` trade against speed.
+
+        Raises:
+            ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array.
+        """
+        return recall_at_k(self.neighbors(queries), self.exact_neighbors(queries))
+
+    def set_ef_search(self, ef_search: int) -> None:
+        """Set the HNSW query-time candidate list size (``>= k``) of a ``faiss-hnsw`` (or your HNSW) index.
+
+        Raises:
+            ValueError: if ``ef_search < k`` or the index is not an HNSW index.
+        """
+        ef = check_positive_int(ef_search, "ef_search")
+        if ef < self.k:
+            raise ValueError(f"ef_search must be >= k={self.k}, got {ef_search}")
+        hnsw = getattr(self._index, "hnsw", None)
+        if hnsw is None:
+            raise ValueError(f"ef_search applies to an HNSW index, this estimator's backend is {self.backend!r}")
+        hnsw.efSearch = ef
+        self.ef_search = ef
+
+    def tune_ef_search(
+        self, queries: Any, *, target_recall: float = 0.95, candidates: tuple[int, ...] = EF_SEARCH_CANDIDATES
+    ) -> tuple[int, float]:
+        """Set the smallest ``efSearch`` whose recall@k on ``queries`` reaches ``target_recall``; return it.
+
+        Tune on a sample of *your* queries (e.g. a few hundred held-out history rows or the first stream batch):
+        the recall of a given ``efSearch`` depends on the data. Candidates below ``k`` are skipped; if none
+        reaches the target, the largest is kept and its recall returned (check it).
+
+        Args:
+            queries: ``(B, D)`` sample queries.
+            target_recall: in ``(0, 1]``.
+            candidates: increasing ``efSearch`` values to try.
+
+        Returns:
+            ``(ef_search, recall)`` now in use.
+
+        Raises:
+            ValueError: on a bad ``target_recall``, no candidate ``>= k``, or a non-HNSW index.
+
+        Example:
+            >>> rng = np.random.default_rng(0)
+            >>> h = HistoryStore(rng.normal(size=(500, 8)), rng.uniform(size=(500, 2)), rng.uniform(size=(500, 2)))
+            >>> est = ANNEstimator(h)
+            >>> ef, rec = est.tune_ef_search(rng.normal(size=(100, 8)), target_recall=0.9)
+            >>> est.ef_search == ef and rec >= 0.9
+            True
+        """
+        target = float(target_recall)
+        if not 0.0 < target <= 1.0:
+            raise ValueError(f"target_recall must be in (0, 1], got {target_recall}")
+        usable = sorted({int(c) for c in candidates if int(c) >= self.k})
+        if not usable:
+            raise ValueError(f"candidates must hold a value >= k={self.k}, got {candidates}")
+        q = self.check_queries(queries)
+        exact = self.exact_neighbors(q)
+        rec = 0.0
+        for ef in usable:
+            self.set_ef_search(ef)
+            rec = recall_at_k(self._neighbors(q), exact)
+            if rec >= target:
+                break
+        return self.ef_search, rec
 
     def neighbors(self, queries: Any) -> np.ndarray:
         """Indices ``(B, k)`` of the ``k`` most cosine-similar history queries, most similar first.
@@ -182,7 +302,8 @@ class ANNEstimator:
             queries: ``(B, D)`` embeddings of incoming queries.
 
         Returns:
-            ``(d_hat, g_hat)``, each ``(B, M)`` float64.
+            ``(d_hat, g_hat)``, each ``(B, M)`` float64 (views into one ``(B, 2M)`` array). The estimator keeps
+            its own copy of the history's quality and cost, taken when it was built.
 
         Raises:
             ValueError: if ``queries`` is not a finite, non-empty ``(B, D)`` array.
@@ -190,7 +311,6 @@ class ANNEstimator:
         return self._estimate(self.check_queries(queries))
 
     def _estimate(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        idx = self._neighbors(q)
-        d_hat = self.history.quality[idx].mean(axis=1)
-        g_hat = self.history.cost[idx].mean(axis=1)
-        return d_hat, g_hat
+        both = self._quality_cost[self._neighbors(q)].mean(axis=1)  # (B, 2M)
+        m = self.n_models
+        return both[:, :m], both[:, m:]

@@ -245,6 +245,11 @@ class PORTRouter:
         """Write :meth:`get_state` as JSON to ``path`` atomically (temp file, fsync, rename); returns the path.
 
         A reader (or a crash) sees the previous state or the new one, never a half-written file.
+
+        Not guarded by rank, on purpose: a router's state is per stream (its learning sample, prices and draws), so
+        under a distributed launch every process routes its own stream and must save its own state, to a path of
+        its own (e.g. one ``--state`` per rank). A caller that routes one stream redundantly on several processes
+        guards the call itself (``if is_main_rank(): router.save(path)``).
         """
         p = Path(path)
         atomic_write(p, json.dumps(self.get_state()).encode())

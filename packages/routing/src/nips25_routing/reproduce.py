@@ -26,6 +26,7 @@ from nips25_routing.port import PORTConfig
 from nips25_routing.text_zoo import text_zoo
 from nips25_routing.zoo import digits_zoo
 from nips25_shared import Claim, Report, get_logger, progress, seed_everything
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["DUAL_DEFAULT_RULE", "ONLINE_BASELINES", "PROFILES", "ROUTERS", "TITLE", "Profile", "reproduce"]
 
@@ -232,7 +233,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         )
         for name, r in ctl.items():
             control[name].append(r.quality)
-    figure = _figure(results, out_dir)
+    # the figure, like run_reproduce's report, is written by the main rank only (a launch's other ranks: nothing)
+    figure = _figure(results, out_dir) if is_main_rank() else "port_vs_baselines.png"
     claims = _claims(results, duals, control, prof)
     table = {
         str(b): {n: {k: _mean(results, b, n, k) for k in ("quality", "cost", "ratio", "throughput")} for n in ROUTERS}

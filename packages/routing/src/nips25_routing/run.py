@@ -14,6 +14,7 @@ from nips25_routing.history import RoutingTable, load_routerbench
 from nips25_routing.validation import check_nonnegative_int, check_positive_int
 from nips25_shared import get_logger
 from nips25_shared.cache import atomic_write
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["MIN_ROWS", "OFFICIAL_STREAM_SHARE", "run_routerbench"]
 
@@ -98,7 +99,9 @@ def run_routerbench(
         missing: ``"error"`` or ``"drop"`` rows with missing cells (see :func:`~nips25_routing.load_routerbench`).
         routers: which of :data:`~nips25_routing.compare.ROUTERS` to run.
         out_dir: if given, one ``<router>.json`` per router (official keys ``quality, cost, ratio, throughput``),
-            ``results.json`` (all of them, the budgets and the split) and ``routers.png``.
+            ``results.json`` (all of them, the budgets and the split) and ``routers.png``, each written atomically
+            and only by the main rank (:func:`nips25_shared.logs.is_main_rank`: another rank of a distributed launch
+            computes and returns the same results and writes nothing).
 
     Returns:
         ``{router: {"quality", "cost", "ratio", "throughput", "relative"}}``; ``relative`` is Performance over
@@ -149,7 +152,7 @@ def run_routerbench(
                "relative": r.quality / approx if approx > 0 else float("nan")}
         for name, r in res.items()
     }  # fmt: skip
-    if out_dir is not None:
+    if out_dir is not None and is_main_rank():
         d = Path(out_dir)
         d.mkdir(parents=True, exist_ok=True)
         for name, metrics in out.items():
