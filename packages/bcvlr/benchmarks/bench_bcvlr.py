@@ -4,6 +4,9 @@
    ``VectorQuantize`` with the same layout (the peer named in the issue).
 2. Training-step time of every stage (median ms per batched update) on the MiniGrid quick-profile shapes.
 3. The online loop: environment steps plus updates per second, BCV-LR beside BCO on the same budget.
+4. ``--online``: the online loop alone on the reproduction's shapes (MiniGrid ``"cpu"`` preset, its decoder-only
+   ablation, the LAPO-style agent, and the point mass with ``"cpu-continuous"``): seconds spent in the updates over
+   768 interactions, the figure the frozen-feature cache (0.2.1) changes. Run it alone with ``--online``.
 Peak memory is the process's peak resident set size (``nips25_shared.bench.peak_rss_mib``).
 """
 
@@ -70,9 +73,53 @@ def bench_pipeline() -> None:
           f"(steps+updates)/s | ratio BCV-LR/BCO {log.throughput / bco_rate:.2f}")  # fmt: skip
 
 
+def bench_online() -> None:
+    import dataclasses
+    import itertools
+    import sys
+
+    from nips25_bcvlr import PDExpert, PointMassPixels
+    from nips25_bcvlr.baselines import lapo_lite_config
+
+    short = {"stage1_steps": 20, "stage2_steps": 20, "stage3_steps": 20}
+    grid = make_minigrid_pixels()
+    grid_video = record_video(grid, BFSExpert(), n_frames=1200, seed=0)
+    mass_video = record_video(PointMassPixels(size=16, max_steps=60), PDExpert(), n_frames=1200, seed=0)
+    cpu = BCVLRConfig.preset("cpu", **short)
+    cases = [
+        ("MiniGrid, BCV-LR", cpu, grid_video, make_minigrid_pixels),
+        ("MiniGrid, decoder-only ablation", dataclasses.replace(cpu, finetune_idm=False, reclone=False), grid_video,
+         make_minigrid_pixels),
+        ("MiniGrid, LAPO-style (pixels)", lapo_lite_config(cpu), grid_video, make_minigrid_pixels),
+        ("point mass, cpu-continuous", BCVLRConfig.preset("cpu-continuous", **short), mass_video,
+         lambda: PointMassPixels(size=16, max_steps=60)),
+    ]  # fmt: skip
+    if "--no-continuous" in sys.argv[1:]:
+        cases = cases[:-1]
+    # 0.2.1: each case without the frozen-feature cache (feature_cache_mib=0, the 0.2.0 path) and with it, in turn
+    fields = {f.name for f in dataclasses.fields(BCVLRConfig)}
+    modes = [("no cache", {"feature_cache_mib": 0.0}), ("cache", {})] if "feature_cache_mib" in fields else [("", {})]
+    for (name, base, video, make), (mode, extra) in itertools.product(cases, modes):
+        cfg = dataclasses.replace(base, **extra)
+        env = make()
+        agent = BCVLR(cfg, obs_shape=video.frames.shape[1:], action_space=env.action_space, seed=0)
+        agent.pretrain(video, show_progress=False)
+        cpu = time.process_time()  # CPU seconds of this process: less sensitive than wall time to a loaded machine
+        log = agent.online([make() for _ in range(cfg.n_envs)], 768, show_progress=False)
+        cpu = time.process_time() - cpu
+        print(f"online loop, {name} {mode}: {log.env_steps} steps + {log.updates} updates; "
+              f"updates {log.update_seconds:.2f} s, collection {log.collect_seconds:.2f} s, "
+              f"{log.throughput:.1f} (steps+updates)/s; loop CPU time {cpu:.2f} s")  # fmt: skip
+
+
 def main() -> None:
+    import sys
+
     torch.set_num_threads(1)
     print(f"torch {torch.__version__}, 1 thread")
+    if "--online" in sys.argv[1:]:
+        bench_online()
+        return
     bench_vq()
     bench_pipeline()
     print(f"peak memory (max RSS): {peak_rss_mib():.0f} MB")

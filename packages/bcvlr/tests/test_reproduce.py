@@ -42,3 +42,25 @@ def test_continuous_profile_reports_only_the_continuous_claim(tmp_path, monkeypa
     ]
     assert report.claims[1].measured["r2_trace"][0][0]["stage"] == "stage2"  # the collapse diagnostic was logged
     assert (tmp_path / report.figures[0]).is_file()
+
+
+def test_non_main_rank_writes_no_file(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Under a distributed launch (``RANK=1``) the figures, ``Video.save`` and the CLI's ``record`` write nothing;
+    the main rank writes them."""
+    from nips25_bcvlr import reproduce as rep
+    from nips25_bcvlr.environments import make_minigrid_pixels
+    from nips25_bcvlr.experts import BFSExpert, record_video
+
+    run = {"normalized": dict.fromkeys(rep.METHODS, 0.5), "r2_trace": [{"stage": "stage2", "step": 0, "r2": 0.1}]}
+    cont = {"normalized": dict.fromkeys(rep.CONTINUOUS_METHODS, 0.5), "r2_trace": run["r2_trace"]}
+    video = record_video(make_minigrid_pixels(), BFSExpert(), n_frames=8, seed=0)
+    for rank, out in (("1", tmp_path / "rank1"), ("0", tmp_path / "rank0")):
+        out.mkdir()
+        monkeypatch.setenv("RANK", rank)
+        names = [rep._figure([run], [cont], out), rep._r2_figure([run], [cont], out)]
+        assert names == ["normalized_return.png", "latent_r2.png"]
+        assert video.save(out / "video") == out / "video.npz"
+        assert main(["record", "--out", str(out / "cli.npz"), "--frames", "4"]) == 0
+    assert list((tmp_path / "rank1").iterdir()) == [] and capsys.readouterr().out.count("cli.npz") == 1
+    assert sorted(p.name for p in (tmp_path / "rank0").iterdir()) == ["cli.npz", "latent_r2.png",
+                                                                      "normalized_return.png", "video.npz"]  # fmt: skip

@@ -186,7 +186,8 @@ class BCVLR:
         self.video: Video | None = None
         self._policy_opt: Any = None
         self._finetune_opt: Any = None
-        self._policy_feats: torch.Tensor | None = None
+        # the pre-training video's frozen features, keyed on the encoder's tensors and the statistics (_video_features)
+        self._video_cache: tuple[tuple[Any, ...], Any, Video, torch.Tensor] | None = None
         self.feature_stats: tuple[torch.Tensor, torch.Tensor] | None = None
         self.pretrained = False
 
@@ -245,6 +246,29 @@ class BCVLR:
     def _window_features(self, windows: torch.Tensor) -> torch.Tensor:
         b, n = windows.shape[:2]
         return self.features(windows.flatten(0, 1)).unflatten(0, (b, n))
+
+    def _encoder_key(self) -> tuple[Any, ...]:
+        """What the frozen features depend on: each encoder tensor's identity, storage and in-place version.
+
+        Any change of the encoder (an optimiser step, ``load_state_dict``, a move to another device) changes a
+        version counter or a storage pointer, so a cache keyed on this is never stale. Pixel features depend on
+        nothing.
+        """
+        if not self.learned:
+            return ()
+        return tuple((id(t), t.data_ptr(), t._version) for t in (*self.encoder.parameters(), *self.encoder.buffers()))
+
+    def _video_features(self, video: Video) -> torch.Tensor:
+        """:meth:`features` of ``video``'s frames, computed once for the pre-training video while the encoder and
+        the feature statistics stay as they are (re-cloning, probes); any other video is encoded afresh."""
+        cache = self._video_cache
+        key = self._encoder_key()
+        if cache is not None and cache[2] is video and cache[1] is self.feature_stats and cache[0] == key:
+            return cache[3]
+        feats = self.features(torch.from_numpy(video.frames))
+        if video is self.video:
+            self._video_cache = (key, self.feature_stats, video, feats)
+        return feats
 
     def _prepare(self, params: Sequence[Any], lr: float) -> Any:
         return self.accelerator.prepare(torch.optim.Adam(params, lr=lr))
@@ -311,7 +335,7 @@ class BCVLR:
         if self.learned:
             self.encoder.requires_grad_(False)
         self._fit_feature_stats(frames)
-        feats = self.features(frames)
+        feats = self._video_features(video)  # frozen from here on: Stages 2-3, re-cloning and probes reuse them
         lam_params = list(self.lam.parameters())
         opt = self._prepare(lam_params, c.stage2_lr)
         self.lam.train()
@@ -329,7 +353,6 @@ class BCVLR:
         self._log("stage2", st)
         summary["stage2_loss"] = st.losses[-1] if st.losses else float("nan")
         summary["perplexity"] = self.codebook_perplexity(video)
-        self._policy_feats = feats if self.learned else None
         summary["stage3_loss"] = self._clone(c.stage3_steps, "stage3", show_progress=show_progress)
         self.pretrained = True
         if callback is not None:
@@ -341,27 +364,25 @@ class BCVLR:
         return vq.z if self.config.latent_target == "continuous" else vq.z_q
 
     @torch.no_grad()
-    def _latent_targets(self, feats_windows: torch.Tensor) -> torch.Tensor:
+    def _latent_targets(self, feats: torch.Tensor, windows: torch.Tensor) -> torch.Tensor:
+        """The IDM's latents (eval mode) of ``(M, n_context)`` frame-index windows into ``(N, C, H, W)`` features."""
         self.lam.eval()
-        out = torch.cat([self._target(self.lam.infer(w)) for w in feats_windows.split(_CHUNK)])
+        out = torch.cat([self._target(self.lam.infer(feats[w])) for w in windows.split(_CHUNK)])
         self.lam.train()
         return out
 
-    def _video_windows_features(self) -> tuple[torch.Tensor, torch.Tensor]:
-        assert self.video is not None
-        windows = torch.from_numpy(self.video.windows(self.config.n_context))
-        feats = (
-            self._policy_feats if self._policy_feats is not None else self.features(torch.from_numpy(self.video.frames))
-        )
-        return windows, feats
-
     def _clone(self, n_steps: int, name: str, *, show_progress: bool = False) -> float:
-        """Regress the latent policy on the IDM's current latent actions over the video (pre-imitation/re-clone)."""
+        """Regress the latent policy on the IDM's current latent actions over the video (pre-imitation/re-clone).
+
+        The video's frozen features come from the cache (:meth:`_video_features`); the targets are recomputed on
+        every call, because the IDM they come from is fine-tuned between two re-clonings (Alg. 1).
+        """
         c = self.config
-        windows, feats = self._video_windows_features()
-        targets = self._latent_targets(feats[windows])
-        frames = torch.from_numpy(self.video.frames) if self.video is not None else None
-        assert frames is not None
+        assert self.video is not None
+        frames = torch.from_numpy(self.video.frames)
+        windows = torch.from_numpy(self.video.windows(c.n_context))
+        feats = self._video_features(self.video)
+        targets = self._latent_targets(feats, windows)
         t_index = windows[:, -2]
         params = [p for p in self.policy.parameters() if p.requires_grad]
         if self._policy_opt is None:
@@ -394,9 +415,8 @@ class BCVLR:
             TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
         """
         self._check_video(video)
-        feats = self.features(torch.from_numpy(video.frames))
         windows = torch.from_numpy(video.windows(self.config.n_context))
-        return self._latent_targets(feats[windows]).cpu().numpy()
+        return self._latent_targets(self._video_features(video), windows).cpu().numpy()
 
     @torch.no_grad()
     def codebook_perplexity(self, video: Video) -> float:
@@ -406,7 +426,7 @@ class BCVLR:
             TypeError / ValueError: if ``video`` is not a :class:`Video` of ``obs_shape`` frames.
         """
         self._check_video(video)
-        feats = self.features(torch.from_numpy(video.frames))
+        feats = self._video_features(video)
         windows = torch.from_numpy(video.windows(self.config.n_context))
         self.lam.eval()
         idx = torch.cat([self.lam.infer(feats[w]).indices for w in windows.split(_CHUNK)])
@@ -479,10 +499,32 @@ class BCVLR:
         return self.rng.integers(self.n_actions, size=n)
 
     # ----------------------------------------------------------------------------------------------- online
+    def _replay_cache_fits(self) -> bool:
+        """Whether ``buffer_size`` rows of :meth:`_replay_features` fit in ``config.feature_cache_mib``."""
+        c = self.config
+        feat_channels = c.encoder_channels if self.learned else 3
+        row = c.n_context * feat_channels * self.obs_shape[1] * self.obs_shape[2] if c.finetune_idm else c.latent_dim
+        return c.buffer_size * row * 4 <= c.feature_cache_mib * 2**20
+
+    @torch.no_grad()
+    def _replay_features(self, windows: np.ndarray) -> torch.Tensor:
+        """What stays frozen about ``(M, n_context, 3, H, W)`` replay windows during an online run.
+
+        The frozen features ``(M, n_context, C, H, W)`` (the encoder and the statistics are fixed after Stage 1),
+        or, when the IDM is not fine-tuned, its latent ``(M, latent_dim)`` in evaluation mode.
+        """
+        feats = self._window_features(torch.from_numpy(windows))
+        if self.config.finetune_idm:
+            return feats
+        self.lam.eval()
+        z = torch.cat([self._target(self.lam.infer(w)) for w in feats.split(_CHUNK)])
+        self.lam.train()
+        return z
+
     def _finetune(self, replay: ReplayBuffer) -> StageLog:
         c = self.config
         assert replay.windows is not None and replay.actions is not None
-        windows, actions = replay.windows, replay.actions.to(self.device)
+        windows, actions, cached = replay.windows, replay.actions.to(self.device), replay.features
         if c.finetune_idm:
             params = [*self.lam.parameters(), *self.decoder.parameters()]
             if self._finetune_opt is None:
@@ -505,13 +547,18 @@ class BCVLR:
             return F.cross_entropy(pred, actions[idx].long())
 
         def finetune_loss(idx: torch.Tensor) -> torch.Tensor:
-            feats = self._window_features(windows[idx])
+            if cached is not None:  # computed once per transition (online); the same values as below
+                frozen = cached[idx]
+                if not c.finetune_idm:
+                    return action_loss(self._train["decoder"](frozen), idx)
+            else:
+                frozen = self._window_features(windows[idx])
             if c.finetune_idm:
-                out = self._train["lam"](feats)
+                out = self._train["lam"](frozen)
                 return action_loss(self._train["decoder"](self._target(out.vq)), idx) + c.alpha * out.loss
             with torch.no_grad():
                 self.lam.eval()
-                z = self._target(self.lam.infer(feats))
+                z = self._target(self.lam.infer(frozen))
                 self.lam.train()
             return action_loss(self._train["decoder"](z), idx)
 
@@ -533,6 +580,9 @@ class BCVLR:
         interactions), then ``idm_updates`` fine-tuning updates and ``reclone_steps`` re-cloning updates; it stops
         once ``total_steps`` interactions are spent. Rewards are never read: ``OnlineLog.episode_returns`` is
         filled only from gymnasium's ``RecordEpisodeStatistics`` wrapper, when the user wraps the envs in it.
+        What is frozen about a transition (its window's features; the IDM's latent when the IDM is not fine-tuned)
+        is computed once, when it enters the replay (``config.feature_cache_mib``), and the video's frozen features
+        once per pre-training.
 
         Under data parallelism every process steps its own envs (reset with seeds offset by the process index) and
         keeps its own replay; the updates are data-parallel (see :func:`~nips25_bcvlr.training.fit`).
@@ -573,6 +623,7 @@ class BCVLR:
         n_envs = envs.num_envs if isinstance(envs, gym.vector.VectorEnv) else len(env_arg)  # type: ignore[arg-type]
         rollout = Rollout(env_arg, n_context=c.n_context, seed=self.seed + self.accelerator.process_index * n_envs)
         replay = ReplayBuffer(c.buffer_size)
+        cache = self._replay_cache_fits()
         result = OnlineLog()
         n_iters = -(-total_steps // (n_envs * c.steps_per_iter))
         bar = progress(range(n_iters), total=n_iters, desc="online") if show_progress else None
@@ -588,11 +639,13 @@ class BCVLR:
 
             batch = rollout.collect(act, steps)
             result.env_steps += len(batch.actions)
-            replay.add(batch)
             result.collect_seconds += time.perf_counter() - start
-            if len(replay) == 0:
-                continue
             start = time.perf_counter()
+            frozen = self._replay_features(batch.windows) if cache and len(batch.actions) else None
+            replay.add(batch, features=frozen)
+            if len(replay) == 0:
+                result.update_seconds += time.perf_counter() - start
+                continue
             ft = self._finetune(replay)
             self._log("finetune", ft)
             if c.reclone and c.finetune_idm and c.reclone_steps > 0:

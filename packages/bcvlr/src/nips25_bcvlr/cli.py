@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything, seed_int
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["main"]
 
@@ -19,9 +20,10 @@ def _record(args: argparse.Namespace) -> int:
 
     env = make_minigrid_pixels(args.env_id, tile_size=args.tile_size)
     video = record_video(env, BFSExpert(), n_frames=args.frames, seed=args.seed)
-    path = video.save(args.out)
+    path = video.save(args.out)  # the main rank only, under a distributed launch
     mean_return = float(video.returns.mean()) if video.returns is not None else float("nan")
-    print(json.dumps({"video": str(path), "frames": len(video), "mean_return": mean_return}))
+    if is_main_rank():
+        print(json.dumps({"video": str(path), "frames": len(video), "mean_return": mean_return}))
     return 0
 
 
@@ -46,8 +48,9 @@ def _train(args: argparse.Namespace) -> int:
         agent.online([make_minigrid_pixels(args.env_id, tile_size=args.tile_size) for _ in range(config.n_envs)],
                      args.steps)  # fmt: skip
     returns = evaluate_returns(agent.predict, [env], n_episodes=args.eval_episodes, seed=10_000 + args.seed)
-    agent.save(args.out)
-    print(json.dumps({"checkpoint": str(args.out), "mean_return": float(returns.mean())}))
+    agent.save(args.out)  # every process calls it; the main process writes
+    if is_main_rank():
+        print(json.dumps({"checkpoint": str(args.out), "mean_return": float(returns.mean())}))
     return 0
 
 

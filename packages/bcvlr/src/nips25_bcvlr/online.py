@@ -155,28 +155,57 @@ class Rollout:
 class ReplayBuffer:
     """First-in-first-out buffer of transition windows and actions, stored as torch tensors.
 
+    Optionally it keeps, row for row, a tensor computed once per transition when it is added (the online loop's
+    cache of frozen features, :attr:`features`), trimmed with the windows.
+
     Args:
         capacity: maximum number of transitions kept (paper: 20k Procgen, 100k DMC).
+
+    Example:
+        >>> buf = ReplayBuffer(3)
+        >>> batch = RolloutBatch(np.zeros((2, 3, 3, 4, 4), np.uint8), np.arange(2), np.zeros(2, bool))
+        >>> buf.add(batch, features=torch.zeros(2, 5)); buf.add(batch, features=torch.ones(2, 5))
+        >>> len(buf), buf.features.shape, buf.features[:, 0].tolist()
+        (3, torch.Size([3, 5]), [0.0, 1.0, 1.0])
     """
 
     def __init__(self, capacity: int) -> None:
         self.capacity = check_int("capacity", capacity)
         self.windows: torch.Tensor | None = None
         self.actions: torch.Tensor | None = None
+        self.features: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return 0 if self.windows is None else int(self.windows.shape[0])
 
-    def add(self, batch: RolloutBatch) -> None:
-        """Append a :class:`RolloutBatch`, dropping the oldest transitions beyond ``capacity``."""
+    def add(self, batch: RolloutBatch, *, features: torch.Tensor | None = None) -> None:
+        """Append a :class:`RolloutBatch`, dropping the oldest transitions beyond ``capacity``.
+
+        Args:
+            batch: the transitions.
+            features: optional ``(M, ...)`` tensor, one row per transition of ``batch``; give it on every call or
+                on none.
+
+        Raises:
+            ValueError: if ``features`` has not one row per transition, or is given on some calls and not others.
+        """
+        if features is not None and features.shape[0] != len(batch.actions):
+            n = len(batch.actions)
+            raise ValueError(f"features must have {n} rows (one per transition), got {features.shape[0]}")
         if len(batch.actions) == 0:
             return
+        if len(self) > 0 and (features is None) != (self.features is None):
+            raise ValueError("features must be given on every call to add or on none")
         w = torch.from_numpy(batch.windows)
         a = torch.from_numpy(batch.actions)
         if self.windows is None or self.actions is None:
-            self.windows, self.actions = w, a
+            self.windows, self.actions, self.features = w, a, features
         else:
             self.windows = torch.cat([self.windows, w])
             self.actions = torch.cat([self.actions, a])
+            if self.features is not None and features is not None:
+                self.features = torch.cat([self.features, features])[-self.capacity :]
         self.windows = self.windows[-self.capacity :]
         self.actions = self.actions[-self.capacity :]
+        if self.features is not None:
+            self.features = self.features[-self.capacity :]

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from nips25_bcvlr._validation import check_frames, check_int
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["Video", "load_video"]
 
@@ -73,16 +74,29 @@ class Video:
         cols = [np.maximum(t - k, starts) for k in range(n_context - 2, 0, -1)] + [t, t + 1]
         return np.stack(cols, axis=1).astype(np.int64)
 
-    def save(self, path: str | Path) -> Path:
-        """Write the video as an uncompressed ``.npz`` (keys ``frames``, ``episode_ids``, optional others)."""
+    def save(self, path: str | Path, *, is_main_process: bool | None = None) -> Path:
+        """Write the video as an uncompressed ``.npz`` (keys ``frames``, ``episode_ids``, optional others).
+
+        Args:
+            path: the file (``.npz`` is appended when missing, as numpy does).
+            is_main_process: whether this process writes; ``None`` (default) asks
+                ``nips25_shared.logs.is_main_rank()``, so under a distributed launch only the main rank writes
+                (pass ``accelerator.is_main_process`` after ``accelerator.wait_for_everyone()`` with an accelerator).
+
+        Returns:
+            The path written (or that the main process writes).
+        """
         path = Path(path)
+        target = path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        if not (is_main_rank() if is_main_process is None else is_main_process):
+            return target
         arrays = {"frames": self.frames, "episode_ids": self.episode_ids}
         if self.actions is not None:
             arrays["actions"] = np.asarray(self.actions)
         if self.returns is not None:
             arrays["returns"] = self.returns
         np.savez(path, **arrays)  # type: ignore[arg-type]
-        return path if path.suffix == ".npz" else path.with_suffix(path.suffix + ".npz")
+        return target
 
 
 def load_video(path: str | Path) -> Video:
