@@ -35,7 +35,8 @@ def train_tiny(accelerator):
 def table_digest(model) -> str:
     """sha256 of the model's entropy-schedule table as this process holds it (read from the shared cache)."""
     tab = model.config.flow().entropy.table()
-    return hashlib.sha256(np.ascontiguousarray(tab["beta"]).tobytes() + np.ascontiguousarray(tab["h"]).tobytes()).hexdigest()
+    data = np.ascontiguousarray(tab["beta"]).tobytes() + np.ascontiguousarray(tab["h"]).tobytes()
+    return hashlib.sha256(data).hexdigest()
 
 
 def main(out: Path) -> None:

@@ -35,8 +35,9 @@ def test_two_processes_train_like_one_and_only_rank_zero_writes(tmp_path):
     order of the gradient (gloo all-reduce of two partial sums vs one sum), ~1e-7 relative; Adam turns a relative
     gradient error into at most that relative error of an lr-sized step, so 6 steps of lr 3e-3 move weights by
     ~1e-8; 1e-5 leaves room and still catches the 0.1 fault: the same run with the schedule stepped twice per step
-    (what a prepared scheduler does on 2 processes) differs by 5.4e-3 (measured once, in one process). The entropy table is built in an empty cache by whichever process takes the file
-lock first: both processes then hold the same bytes, equal to a fresh build here."""
+    (what a prepared scheduler does on 2 processes) differs by 5.4e-3 (measured once, in one process). The entropy
+    table is built in an empty cache by whichever process takes the file lock first: both processes then hold the
+    same bytes, equal to a fresh build here."""
     from accelerate import Accelerator
 
     from nips25_shared.testing import run_accelerate
