@@ -143,7 +143,7 @@ def summarise(runs: list[dict], references: list[dict[str, float]], config: Capa
     sg = np.array([r["tv_sgreedy"] for r in references])
     quick = (config.base.d_model, config.base.n_layers)
     tv_quick = _per_jet(runs, quick, "tv")
-    sizes = {}
+    sizes: dict[str, dict[str, Any]] = {}
     for size in config.sizes:
         tv, gap = _per_jet(runs, size, "tv"), _per_jet(runs, size, "gap")
         sizes[f"{size[0]}x{size[1]}"] = {
