@@ -90,8 +90,13 @@ def _run_one(base: ReproduceConfig, size: tuple[int, int], seed: int, train_jets
     with torch.no_grad():
         for n in base.leaf_counts:
             group = [j for j in test_jets if j.n_leaves == n]
-            kw = {"n_samples": base.n_samples, "n_steps": base.n_steps, "seed": seed, "decoder": base.decoder}
-            samples = model.sample(np.stack([j.leaves for j in group]), **kw)
+            samples = model.sample(
+                np.stack([j.leaves for j in group]),
+                n_samples=base.n_samples,
+                n_steps=base.n_steps,
+                seed=seed,
+                decoder=base.decoder,
+            )
             for jet, trees in zip(group, samples):
                 tr = Trellis(jet.leaves, lam_root=1.5)
                 lls = np.array([tree_log_lik(jet.leaves, p) for p in trees])
