@@ -8,6 +8,7 @@ tiny``; every call of a file writer prints ``WRITE rank=R what`` so the test can
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -29,6 +30,13 @@ def train_tiny(accelerator):
     jets = simulate(48, n_leaves=(5, 6), seed=0)
     losses = train(model, jets, TrainConfig(steps=STEPS, batch_size=BATCH, lr=LR, seed=0), accelerator=accelerator)
     return model, losses
+
+
+def table_digest(model) -> str:
+    """sha256 of the model's entropy-schedule table as this process holds it (read from the shared cache)."""
+    tab = model.config.flow().entropy.table()
+    data = np.ascontiguousarray(tab["beta"]).tobytes() + np.ascontiguousarray(tab["h"]).tobytes()
+    return hashlib.sha256(data).hexdigest()
 
 
 def main(out: Path) -> None:
@@ -57,6 +65,7 @@ def main(out: Path) -> None:
         torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, out / "weights.pt")
         (out / "losses.json").write_text(json.dumps(losses))
     print(f"PROCESSES {acc.num_processes} rank={rank}", flush=True)
+    print(f"TABLE rank={rank} {table_digest(model)}", flush=True)
     acc.wait_for_everyone()
     cli.main(["simulate", "--n-jets", "3", "--leaves", "5", "--out", str(out / "jets.npz")])
     args = argparse.Namespace(profile="tiny", seed=0, out=out / "report", decoder=None, verbose=0, quiet=1)

@@ -35,19 +35,31 @@ def test_two_processes_train_like_one_and_only_rank_zero_writes(tmp_path):
     order of the gradient (gloo all-reduce of two partial sums vs one sum), ~1e-7 relative; Adam turns a relative
     gradient error into at most that relative error of an lr-sized step, so 6 steps of lr 3e-3 move weights by
     ~1e-8; 1e-5 leaves room and still catches the 0.1 fault: the same run with the schedule stepped twice per step
-    (what a prepared scheduler does on 2 processes) differs by 5.4e-3 (measured once, in one process)."""
+    (what a prepared scheduler does on 2 processes) differs by 5.4e-3 (measured once, in one process). The entropy
+    table is built in an empty cache by whichever process takes the file lock first: both processes then hold the
+    same bytes, equal to a fresh build here."""
     from accelerate import Accelerator
 
     from nips25_shared.testing import run_accelerate
 
-    done = run_accelerate(SCRIPT, str(tmp_path), num_processes=2, timeout=240.0)
+    cache = tmp_path / "cache"  # empty: the two processes race to build the entropy table under its file lock
+    done = run_accelerate(SCRIPT, str(tmp_path), num_processes=2, timeout=240.0, env={"NIPS25_CACHE_DIR": str(cache)})
     out = done.stdout
     assert sorted(re.findall(r"PROCESSES (\d) rank=(\d)", out)) == [("2", "0"), ("2", "1")], out
     writes = re.findall(r"WRITE rank=(\d) (\w+)", out)
     assert {w for _, w in writes} == {"report", "figure", "npz"}, out
     assert {r for r, _ in writes} == {"0"}, out  # only the main process wrote
     assert (tmp_path / "report" / "results.json").is_file() and (tmp_path / "jets.npz").is_file()
-    model, losses = _script().train_tiny(Accelerator(cpu=True))
+    # The table is the same bytes on both ranks, whichever built it, and equals a fresh build here (deterministic)
+    digests = dict(re.findall(r"TABLE rank=(\d) ([0-9a-f]{64})", out))
+    assert set(digests) == {"0", "1"} and digests["0"] == digests["1"], out
+    script = _script()
+    model, losses = script.train_tiny(Accelerator(cpu=True))
+    schedule = model.config.flow().entropy
+    (entry,) = cache.glob(f"treegen-entropy-k{schedule.k_max}-*.npz")  # the training model's table (K = 2..5)
+    fresh = schedule._build()
+    with np.load(entry) as stored:
+        assert all(np.array_equal(fresh[k], stored[k]) for k in fresh)
     np.testing.assert_allclose(json.loads((tmp_path / "losses.json").read_text()), losses, rtol=1e-5)
     one = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     two = torch.load(tmp_path / "weights.pt")

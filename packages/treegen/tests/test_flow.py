@@ -95,3 +95,24 @@ def test_flow_rejects_bad_input():
         sender_sample(torch.tensor([2]), torch.tensor([1.0]), torch.tensor([[True, True, False]]))
     with pytest.raises(ValueError, match="x must"):
         sender_sample(torch.tensor([0, 1]), torch.tensor([1.0]), torch.ones(1, 3, dtype=torch.bool))
+
+
+def test_entropy_table_is_deterministic_and_the_cache_holds_a_fresh_build(tmp_path, monkeypatch):
+    """Issue 42: the cached table is a pure function of its key (seeded Monte Carlo on one torch thread), so it does
+    not matter which process builds it; the cache entry (written atomically, sha256 beside it) is that build."""
+    import nips25_treegen.flow as flow
+
+    monkeypatch.setenv("NIPS25_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(flow, "_TABLES", {})
+    schedule = EntropySchedule(k_max=4, n_grid=16, n_mc=200)  # builds and caches the table
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        again = schedule._build()
+    finally:
+        torch.set_num_threads(threads)
+    (entry,) = tmp_path.glob("treegen-entropy-k4-*.npz")
+    assert entry.with_name(entry.name + ".sha256").is_file()
+    with np.load(entry) as stored:
+        for key, value in schedule._build().items():
+            assert np.array_equal(value, again[key]) and np.array_equal(value, stored[key])

@@ -1,4 +1,4 @@
-"""Command line: ``nips25-treegen reproduce | simulate | cluster | bench``."""
+"""Command line: ``nips25-treegen reproduce | capacity | simulate | cluster | bench``."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from nips25_shared import (
     seed_int,
     write_report,
 )
+from nips25_shared.logs import is_main_rank
 from nips25_treegen.reproduce import reproduce
 
 __all__ = ["main"]
@@ -46,6 +47,8 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="TreeGen's decoder of the sampled (A, B) rows (default: the profile's, 'auto')",
     )
+    cap = sub.add_parser("capacity", help="network-size sweep of issue 40.5 (quick profile's data, 3 sizes x 2 seeds)")
+    cap.add_argument("--out", type=Path, default=Path("reports/treegen-capacity"), help="folder of capacity.json")
     sim = sub.add_parser("simulate", help="simulate Ginkgo jets into an .npz (leaves, parents, t, log_lik)")
     sim.add_argument("--n-jets", type=int, default=100, help="number of jets (default 100)")
     sim.add_argument("--leaves", type=_leaf_range, default=(5, 9), help="leaf count N or LO..HI (default 5..9)")
@@ -132,6 +135,19 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _capacity(args: argparse.Namespace) -> int:
+    """``capacity``: the sweep on one thread; ``capacity.json`` is written by the main rank only."""
+    import torch
+
+    from nips25_treegen.experiments.capacity import capacity_sweep
+
+    torch.set_num_threads(1)
+    result = capacity_sweep(out_dir=args.out)
+    if is_main_rank():
+        print(json.dumps(result["summary"], indent=1, default=float))
+    return 0
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     """``reproduce``; under ``accelerate launch`` every process trains (data-parallel), only the main one writes."""
     from accelerate import PartialState
@@ -161,6 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "reproduce":
         return _reproduce(args)
     configure_logging(0)
+    if args.command == "capacity":
+        return _capacity(args)
     if args.command == "simulate":
         return _simulate(args, parser)
     if args.command == "cluster":
