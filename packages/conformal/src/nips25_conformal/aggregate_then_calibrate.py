@@ -102,7 +102,7 @@ class AggregateThenCalibrate(BaseEstimator):
         """
         self._check_params()
         if hasattr(self, "calibration_"):  # a refit model needs a new calibration
-            del self.calibration_
+            delattr(self, "calibration_")
         as_float(X, "X")  # names X when it holds non-numbers
         X_arr, y_arr = validate_data(self, X, y, dtype=np.float64)
         self.estimator_ = clone(self.estimator).fit(X_arr, y_arr)

@@ -59,7 +59,7 @@ def check_estimator_param(estimator: Any) -> None:
 
 def check_alpha(alpha: Any) -> float:
     """``alpha`` as a float in ``(0, 1)`` (numpy scalars too); ``ValueError`` naming it otherwise (0, 1, NaN)."""
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 1.0:
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) or not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be a float in (0, 1), got {alpha!r}")
     return float(alpha)
 
