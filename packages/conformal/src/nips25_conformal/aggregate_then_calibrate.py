@@ -28,7 +28,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from nips25_conformal.classifier import _as_views, check_alpha, check_estimator_param
+from nips25_conformal.classifier import _as_views, as_float, check_alpha, check_estimator_param, check_feature_names
 from nips25_conformal.pvalues import MondrianCalibration
 
 __all__ = ["COMBINERS", "AggregateThenCalibrate"]
@@ -101,6 +101,9 @@ class AggregateThenCalibrate(BaseEstimator):
             TypeError: a base model without ``predict_proba``.
         """
         self._check_params()
+        if hasattr(self, "calibration_"):  # a refit model needs a new calibration
+            delattr(self, "calibration_")
+        as_float(X, "X")  # names X when it holds non-numbers
         X_arr, y_arr = validate_data(self, X, y, dtype=np.float64)
         self.estimator_ = clone(self.estimator).fit(X_arr, y_arr)
         self.classes_ = np.asarray(self.estimator_.classes_)
@@ -119,8 +122,11 @@ class AggregateThenCalibrate(BaseEstimator):
             NotFittedError: before :meth:`fit`.
         """
         check_is_fitted(self, "estimator_")
+        return self._combined(_as_views(X_multi, "X_multi", self))
+
+    def _combined(self, views: list[np.ndarray]) -> np.ndarray:
         reduce = _REDUCE[self.combine]
-        return np.stack([reduce(s, axis=0) for s in self._view_scores(_as_views(X_multi))])
+        return np.stack([reduce(s, axis=0) for s in self._view_scores(views)])
 
     def calibrate(self, X_cal: Any, y_cal: Any) -> AggregateThenCalibrate:
         """Calibrate on labelled instances ``X_cal`` (``calibrate_on="instances"``: ``(B, m, D)`` or a list of
@@ -140,9 +146,10 @@ class AggregateThenCalibrate(BaseEstimator):
         elif not hasattr(self, "estimator_"):
             raise NotFittedError("call fit(X, y) before calibrate, or pass prefit=True with a fitted estimator")
         if self.calibrate_on == "instances":
-            scores = self.combined_scores(X_cal)
+            scores = self._combined(_as_views(X_cal, "X_cal", self))
         else:
-            X_arr = np.asarray(X_cal, dtype=np.float64)
+            check_feature_names(self, X_cal, "X_cal")
+            X_arr = as_float(X_cal, "X_cal")
             if X_arr.ndim != 2:
                 raise ValueError(f"X_cal must be (n, D) single views when calibrate_on='views', got {X_arr.shape}")
             scores = self._view_scores([X_arr])[0]
@@ -152,6 +159,12 @@ class AggregateThenCalibrate(BaseEstimator):
         unknown = np.setdiff1d(np.unique(y_arr), self.classes_)
         if unknown.size:
             raise ValueError(f"y_cal holds labels unknown to the fitted model: {unknown.tolist()}")
+        missing = np.setdiff1d(self.classes_, y_arr)
+        if missing.size:
+            raise ValueError(
+                f"y_cal has no calibration instance of class {missing.tolist()[0]!r} (missing: {missing.tolist()}); "
+                "Mondrian calibration needs at least one calibration instance per class"
+            )
         col = np.searchsorted(self.classes_, y_arr)
         self.calibration_ = MondrianCalibration.from_scores(scores[np.arange(y_arr.size), col], y_arr, self.classes_)
         return self

@@ -9,6 +9,7 @@ class when the m views and the calibration points of class y are exchangeable.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -57,31 +58,61 @@ def check_estimator_param(estimator: Any) -> None:
 
 
 def check_alpha(alpha: Any) -> float:
-    """``alpha`` as a float in ``(0, 1)``; ``ValueError`` naming it otherwise."""
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha < 1.0:
+    """``alpha`` as a float in ``(0, 1)`` (numpy scalars too); ``ValueError`` naming it otherwise (0, 1, NaN)."""
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) or not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be a float in (0, 1), got {alpha!r}")
     return float(alpha)
+
+
+def check_int(name: str, value: Any, minimum: int) -> int:
+    """``value`` as an ``int >= minimum`` (numpy integers too); ``ValueError`` naming ``name`` otherwise."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def check_feature_names(estimator: Any, X: Any, name: str) -> None:
+    """``ValueError`` when ``X`` is a DataFrame whose columns differ from the ``feature_names_in_`` of the fit."""
+    fitted = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    if fitted is None or columns is None:
+        return
+    if [str(c) for c in columns] != [str(c) for c in fitted]:
+        raise ValueError(
+            f"{name} has feature names {[str(c) for c in columns]}, but the estimator was fitted with feature names "
+            f"{[str(c) for c in fitted]} (same names, same order)"
+        )
+
+
+def as_float(X: Any, name: str) -> np.ndarray:
+    """``X`` as a float64 array; ``ValueError`` naming ``name`` when it holds non-numeric values."""
+    try:
+        return np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must hold numbers only: {err}") from None
 
 
 def _one_minus_proba(proba: np.ndarray) -> np.ndarray:
     return 1.0 - proba
 
 
-def _as_views(x_multi: Any, name: str = "X_multi") -> list[np.ndarray]:
-    """Validate ``(B, m, D)`` or a list of ``(m_b, D)`` arrays; return the list of 2-D float arrays."""
+def _as_views(x_multi: Any, name: str = "X_multi", estimator: Any = None) -> list[np.ndarray]:
+    """Validate ``(B, m, D)`` or a list of ``(m_b, D)`` arrays (or DataFrames, whose columns must match the
+    ``feature_names_in_`` of ``estimator``); return the list of 2-D float arrays."""
     if isinstance(x_multi, np.ndarray):
         if x_multi.ndim != 3:
             raise ValueError(f"{name} must be (B, m, D) or a list of (m_b, D) arrays, got an array of {x_multi.shape}")
         views = list(x_multi)
     elif isinstance(x_multi, Sequence) and not isinstance(x_multi, (str, bytes)):
-        views = [np.asarray(v) for v in x_multi]
+        views = list(x_multi)
     else:
         raise TypeError(f"{name} must be a (B, m, D) array or a list of (m_b, D) arrays, got {type(x_multi).__name__}")
     if not views:
         raise ValueError(f"{name} must hold at least one instance")
     out = []
     for b, v in enumerate(views):
-        arr = np.asarray(v, dtype=np.float64)
+        check_feature_names(estimator, v, f"{name}[{b}]")
+        arr = as_float(v, f"{name}[{b}]")
         if arr.ndim != 2 or arr.shape[0] < 1:
             raise ValueError(f"{name}[{b}] must be a (m_b, D) array with m_b >= 1 views, got shape {arr.shape}")
         if not np.all(np.isfinite(arr)):
@@ -229,8 +260,10 @@ class MultiInputConformalClassifier(BaseEstimator):
             value = getattr(self, name)
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool, got {value!r} of type {type(value).__name__}")
-        if isinstance(self.n_mc, bool) or not isinstance(self.n_mc, int) or self.n_mc < 1:
-            raise ValueError(f"n_mc must be a positive integer, got {self.n_mc!r}")
+        check_int("n_mc", self.n_mc, 1)
+        check_int("enumeration_limit", self.enumeration_limit, 0)
+        if self.random_state is not None:
+            check_int("random_state", self.random_state, 0)
         if not (self.score == "1-proba" or callable(self.score)):
             raise ValueError(f"score must be '1-proba' or a callable, got {self.score!r}")
 
@@ -242,6 +275,9 @@ class MultiInputConformalClassifier(BaseEstimator):
             TypeError: a base model without ``predict_proba``, or a non-bool ``randomize`` or ``prefit``.
         """
         self._check_params()
+        for name in ("calibration_", "_null_cache", "exchangeability_"):  # a refit model needs a new calibration
+            if hasattr(self, name):
+                delattr(self, name)
         X_arr, y_arr = self._check_xy(X, y, "X", "y")
         validate_data(self, X, reset=True, skip_check_array=True)  # n_features_in_, feature_names_in_
         self.estimator_ = clone(self.estimator).fit(X_arr, y_arr)
@@ -249,7 +285,7 @@ class MultiInputConformalClassifier(BaseEstimator):
         return self
 
     def _check_xy(self, X: np.ndarray, y: np.ndarray, xname: str, yname: str) -> tuple[np.ndarray, np.ndarray]:
-        X_arr = np.asarray(X, dtype=np.float64)
+        X_arr = as_float(X, xname)
         y_arr = np.asarray(y)
         if X_arr.ndim != 2 or X_arr.shape[0] == 0:
             raise ValueError(f"{xname} must be a non-empty (N, D) array, got shape {X_arr.shape}")
@@ -261,7 +297,12 @@ class MultiInputConformalClassifier(BaseEstimator):
 
     def _scores(self, X: np.ndarray) -> np.ndarray:
         proba = np.asarray(self.estimator_.predict_proba(X), dtype=np.float64)
-        return _one_minus_proba(proba) if self.score == "1-proba" else np.asarray(self.score(proba))  # type: ignore[operator]
+        if self.score == "1-proba":
+            return _one_minus_proba(proba)
+        out = np.asarray(self.score(proba), dtype=np.float64)  # type: ignore[operator]
+        if out.shape != proba.shape:
+            raise ValueError(f"score must map (N, C) probabilities to (N, C) scores, got {out.shape} for {proba.shape}")
+        return out
 
     def calibrate(
         self,
@@ -298,6 +339,7 @@ class MultiInputConformalClassifier(BaseEstimator):
                     setattr(self, name, getattr(self.estimator, name))
         elif not hasattr(self, "estimator_"):
             raise NotFittedError("call fit(X, y) before calibrate, or pass prefit=True with a fitted estimator")
+        check_feature_names(self, X_cal, "X_cal")
         X_arr, y_arr = self._check_xy(X_cal, y_cal, "X_cal", "y_cal")
         unknown = np.setdiff1d(np.unique(y_arr), self.classes_)
         if unknown.size:
@@ -315,7 +357,7 @@ class MultiInputConformalClassifier(BaseEstimator):
         if (check_views is None) != (check_labels is None):
             raise ValueError("check_views and check_labels must be given together")
         if check_views is not None:
-            views = _as_views(check_views, "check_views")
+            views = _as_views(check_views, "check_views", self)
             labels = np.asarray(check_labels)
             if labels.shape != (len(views),):
                 raise ValueError(f"check_labels must have shape ({len(views)},), got {labels.shape}")
@@ -334,7 +376,7 @@ class MultiInputConformalClassifier(BaseEstimator):
             NotFittedError: before :meth:`fit` then :meth:`calibrate`.
         """
         check_is_fitted(self, "calibration_", msg=_NOT_CALIBRATED)
-        views = _as_views(X_multi)
+        views = _as_views(X_multi, "X_multi", self)
         n_features = getattr(self.estimator_, "n_features_in_", views[0].shape[1])
         if views[0].shape[1] != n_features:
             raise ValueError(f"X_multi views must have {n_features} features, got {views[0].shape[1]}")
