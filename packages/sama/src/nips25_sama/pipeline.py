@@ -164,8 +164,9 @@ class InternVLVisionTokens(nn.Module):
     Args:
         vlm: a :class:`transformers.InternVLForConditionalGeneration` (or its ``InternVLModel``).
 
-    Shapes: ``pixel_values (T, 3, S, S)`` normalised -> ``(T, N, C)`` with ``N = (S / patch * ratio)^2`` and ``C``
-    the LLM width (``N = 256`` for ``S = 448``, patch 14, ratio 0.5).
+    The adapter holds no parameters of its own (the VLM is registered once, as :class:`SamaPipeline`'s
+    ``language_model``). Shapes: ``pixel_values (T, 3, S, S)`` normalised -> ``(T, N, C)`` with
+    ``N = (S / patch * ratio)^2`` and ``C`` the LLM width (``N = 256`` for ``S = 448``, patch 14, ratio 0.5).
     """
 
     def __init__(self, vlm: nn.Module) -> None:
@@ -174,8 +175,7 @@ class InternVLVisionTokens(nn.Module):
         if not hasattr(model, "get_image_features"):
             raise TypeError(f"vlm must be a transformers InternVL model with get_image_features, got "
                             f"{type(vlm).__name__}")  # fmt: skip
-        self.vlm = vlm
-        self._model = [model]  # not registered twice
+        self._model = [model]  # a view: the parameters stay registered once, under the pipeline's language_model
 
     def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
         model = self._model[0]
