@@ -169,13 +169,13 @@ class InternVLVisionTokens(nn.Module):
     ``N = (S / patch * ratio)^2`` and ``C`` the LLM width (``N = 256`` for ``S = 448``, patch 14, ratio 0.5).
     """
 
-    def __init__(self, vlm: nn.Module) -> None:
+    def __init__(self, vlm: Any) -> None:
         super().__init__()
         model = getattr(vlm, "model", vlm)
         if not hasattr(model, "get_image_features"):
             raise TypeError(f"vlm must be a transformers InternVL model with get_image_features, got "
                             f"{type(vlm).__name__}")  # fmt: skip
-        self._model = [model]  # a view: the parameters stay registered once, under the pipeline's language_model
+        self._model: list[Any] = [model]  # a view: the VLM stays registered once (as language_model)
 
     def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
         model = self._model[0]
@@ -219,13 +219,19 @@ class SamaPipeline(nn.Module):
             ``config`` is not in ``tokenizer``.
     """
 
+    vision_encoder: Any
+    language_model: Any
+    sam2: Any
+    grounding_head: GroundingHead
+    aggregator: SpatioTemporalAggregator
+
     def __init__(
         self,
         *,
         vision_encoder: Callable[[torch.Tensor], torch.Tensor],
-        language_model: nn.Module,
+        language_model: Any,
         aggregator: SpatioTemporalAggregator,
-        sam2: nn.Module,
+        sam2: Any,
         tokenizer: Any,
         temporal_tokenizer: Any,
         grounding_head: GroundingHead | None = None,
@@ -275,10 +281,10 @@ class SamaPipeline(nn.Module):
     @classmethod
     def from_components(
         cls,
-        vlm: nn.Module,
+        vlm: Any,
         *,
         aggregator: SpatioTemporalAggregator,
-        sam2: nn.Module,
+        sam2: Any,
         tokenizer: Any,
         temporal_tokenizer: Any,
         grounding_head: GroundingHead | None = None,
@@ -573,12 +579,13 @@ class SamaPipeline(nn.Module):
                 argument).
         """
         single = isinstance(question, str)
-        questions = [question] if single else list(question) if isinstance(question, Sequence) else None
-        if not questions or not all(isinstance(q, str) and q.strip() for q in questions):
+        raw: list[Any] = [question] if single else list(question) if isinstance(question, Sequence) else []
+        if not raw or not all(isinstance(q, str) and q.strip() for q in raw):
             raise ValueError("question must be a non-empty string or a non-empty list of them")
+        questions: list[str] = raw
         p = len(questions)
-        masks = [region_masks] if single else [None] * p if region_masks is None else list(region_masks)
-        answers = [answer] if single else [None] * p if answer is None else list(answer)
+        masks: list[Any] = [region_masks] if single else [None] * p if region_masks is None else list(region_masks)
+        answers: list[Any] = [answer] if single else [None] * p if answer is None else list(answer)
         if len(masks) != p:
             raise ValueError(f"region_masks must have one entry per question ({p}), got {len(masks)}")
         if len(answers) != p:
@@ -592,7 +599,7 @@ class SamaPipeline(nn.Module):
                                       region_shape=[r[1] for r in regions])  # fmt: skip
         outs = []
         for i, (q, (vis, shp)) in enumerate(zip(questions, regions, strict=True)):
-            region_llm = None if vis is None else self.aggregator.region_tokens_for_llm(vis, shp)
+            region_llm = None if vis is None or shp is None else self.aggregator.region_tokens_for_llm(vis, shp)
             outs.append(self._one(frames, tokens, q, context[i], region_llm, answers[i], budget))
         return outs[0] if single else outs
 
