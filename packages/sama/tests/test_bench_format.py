@@ -163,3 +163,26 @@ def test_released_layout_missing_files(tmp_path):
     (tmp_path / "mask_dict.json").write_text("[]")
     with pytest.raises(ValueError, match="must hold a mapping"):
         load_sama_bench(path)
+
+
+def test_writers_write_on_the_main_rank_only(tmp_path, monkeypatch, tiny_config):
+    """Under a launch (RANK=1) every writer returns its path and writes nothing; is_main_process= overrides."""
+    from nips25_sama import SpatioTemporalAggregator
+    from nips25_sama.gcg_results import write_gcg_results
+
+    frames, masks = make_scene(["cat"], ["left"], "brick", n_frames=2, size=32, object_size=10, speed=1.0, seed=0)
+    clip = {"video_id": "v0", "frames": frames, "masks": {"1": masks[0]}, "phrases": {"1": "the cat"},
+            "conversations": scene_conversation(["cat"], ["left"])}  # fmt: skip
+    agg = SpatioTemporalAggregator(tiny_config())
+    monkeypatch.setenv("RANK", "1")
+    assert write_sama_bench(tmp_path / "b", [clip]) == tmp_path / "b" / "annotations.json"
+    assert write_predictions(tmp_path / "p.json", {}) == tmp_path / "p.json"
+    assert agg.save_pretrained(tmp_path / "m") == tmp_path / "m"
+    assert write_gcg_results(tmp_path / "g", []) == tmp_path / "g" / "video_gcg"
+    assert not any(tmp_path.iterdir())
+    agg.save_pretrained(tmp_path / "m", is_main_process=True)  # the caller's accelerator decides
+    assert (tmp_path / "m" / "model.safetensors").is_file()
+    monkeypatch.setenv("RANK", "0")
+    assert write_predictions(tmp_path / "p.json", {}).is_file()
+    with pytest.raises(TypeError, match="is_main_process"):
+        write_predictions(tmp_path / "q.json", {}, is_main_process=1)

@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from nips25_sama.aggregator import ContextInjector, SpatioTemporalAggregator, TokenBudget, split_windows, token_budget
 from nips25_sama.config import MODEL_WIDTHS, QFormerConfig, SAMAConfig
 from nips25_sama.grounding import GroundingHead, GroundingLoss, GroundingLossConfig
+from nips25_sama.pipeline import SamaChatOutput, SamaPipeline, SamaPipelineConfig
 from nips25_sama.qformer import QFormer, inject_region_features
 from nips25_sama.region import RegionEncoder, mask_pooling, mask_to_box, prepare_region_inputs, shape_mask
 
@@ -27,6 +28,9 @@ __all__ = [
     "QFormerConfig",
     "RegionEncoder",
     "SAMAConfig",
+    "SamaChatOutput",
+    "SamaPipeline",
+    "SamaPipelineConfig",
     "SpatioTemporalAggregator",
     "TokenBudget",
     "__version__",

@@ -83,6 +83,25 @@ def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...], dtype: st
     return arr
 
 
+def main_process(is_main_process: bool | None) -> bool:
+    """Whether this process writes: ``is_main_process`` if given, else :func:`nips25_shared.logs.is_main_rank`.
+
+    Writers take ``is_main_process=`` (as transformers' ``save_pretrained`` does): under ``accelerate launch`` pass
+    ``accelerator.is_main_process`` after ``accelerator.wait_for_everyone()``; the default reads ``RANK`` /
+    ``LOCAL_RANK``, so only the first process of a launch writes.
+
+    Raises:
+        TypeError: if ``is_main_process`` is neither ``None`` nor a bool.
+    """
+    if is_main_process is None:
+        from nips25_shared.logs import is_main_rank
+
+        return is_main_rank()
+    if not isinstance(is_main_process, bool):
+        raise TypeError(f"is_main_process must be a bool or None, got {type(is_main_process).__name__}")
+    return is_main_process
+
+
 def check_int(name: str, value: object, *, minimum: int) -> int:
     """Return ``value`` if it is an ``int`` (not bool) ``>= minimum``.
 

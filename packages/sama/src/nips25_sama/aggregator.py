@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from nips25_sama._validation import check_int, check_tensor
+from nips25_sama._validation import check_int, check_tensor, main_process
 from nips25_sama.config import SAMAConfig
 from nips25_sama.qformer import QFormer
 from nips25_sama.region import RegionEncoder
@@ -349,11 +349,23 @@ class SpatioTemporalAggregator(nn.Module):
         vis, shp = self.llm_region_encoder(region_visual, region_shape)
         return torch.stack([vis, shp], dim=-2)
 
-    def save_pretrained(self, directory: str | os.PathLike[str]) -> Path:
-        """Write ``config.json`` and ``model.safetensors`` (our key names) into ``directory``."""
+    def save_pretrained(self, directory: str | os.PathLike[str], *, is_main_process: bool | None = None) -> Path:
+        """Write ``config.json`` and ``model.safetensors`` (our key names) into ``directory``.
+
+        Args:
+            directory: target folder (created).
+            is_main_process: whether this process writes (under ``accelerate launch``: call
+                ``accelerator.wait_for_everyone()`` and pass ``accelerator.is_main_process``); default: only rank 0
+                of a launch (``RANK``/``LOCAL_RANK`` unset or 0). Other processes write nothing.
+
+        Returns:
+            ``directory`` as a :class:`~pathlib.Path`.
+        """
         from safetensors.torch import save_file
 
         out = Path(directory)
+        if not main_process(is_main_process):
+            return out
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(self.config.to_dict(), indent=2) + "\n")
         save_file({k: v.contiguous() for k, v in self.state_dict().items()}, str(out / "model.safetensors"))

@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from nips25_sama._validation import main_process
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["GcgResult", "GcgResults", "evaluate_gcg_results", "load_gcg_results", "write_gcg_results"]
@@ -169,6 +171,7 @@ def write_gcg_results(
     videos: list[dict[str, Any]],
     *,
     dataset_name: str = "video_gcg",
+    is_main_process: bool | None = None,
 ) -> Path:
     """Write videos in the ``res.json`` layout (frames as ``img_frames/<t>.jpg``, masks as 0/255 PNG).
 
@@ -177,6 +180,8 @@ def write_gcg_results(
         videos: mappings with the six :data:`RES_FIELDS`, ``frames`` ``(T, H, W, 3)`` uint8, ``gt_masks``
             ``(M, T, H, W)`` and ``pred_masks`` ``(N, T, H, W)`` bool (one volume per phrase).
         dataset_name: the sub-folder of the video folders.
+        is_main_process: whether this process writes (default: rank 0 of a launch only, see
+            :func:`~nips25_sama.aggregator.SpatioTemporalAggregator.save_pretrained`); other processes write nothing.
 
     Returns:
         The folder holding the video folders.
@@ -187,6 +192,8 @@ def write_gcg_results(
     from skimage import io
 
     base = Path(root) / dataset_name
+    if not main_process(is_main_process):
+        return base
     for idx, v in enumerate(videos):
         folder = base / f"{idx:06d}"
         frames = np.asarray(v["frames"])

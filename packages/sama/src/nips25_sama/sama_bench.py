@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from pycocotools import mask as mask_utils
 
-from nips25_sama._validation import check_array
+from nips25_sama._validation import check_array, main_process
 from nips25_sama.caption_metrics import caption_metrics
 from nips25_sama.segmentation_metrics import jandf, miou_greedy, recall_iou_text, recall_over_videos
 
@@ -318,6 +318,7 @@ def write_sama_bench(
     clips: Sequence[Mapping[str, Any]],
     *,
     frame_ext: str = ".png",
+    is_main_process: bool | None = None,
 ) -> Path:
     """Write clips in the released SAMA-Bench layout: ``annotations.json``, ``mask_dict.json``, ``<video_id>/``.
 
@@ -331,6 +332,8 @@ def write_sama_bench(
         clips: mappings with ``video_id``, ``frames`` ``(T, H, W, 3)`` uint8, ``masks`` ``{object_id: (T, H, W)}``,
             ``phrases`` ``{object_id: str}`` and ``conversations`` (list of turns).
         frame_ext: frame file extension (``.png`` or ``.jpg``).
+        is_main_process: whether this process writes (default: rank 0 of a launch only); other processes write
+            nothing and return the same path.
 
     Returns:
         The path of ``annotations.json``.
@@ -341,6 +344,8 @@ def write_sama_bench(
     from skimage import io
 
     out = Path(out_dir)
+    if not main_process(is_main_process):
+        return out / "annotations.json"
     out.mkdir(parents=True, exist_ok=True)
     items, mask_dict, next_id = [], {}, 1
     for clip in clips:
@@ -380,8 +385,16 @@ def write_sama_bench(
     return path
 
 
-def write_predictions(path: str | os.PathLike[str], predictions: Mapping[str, Mapping[str, Any]]) -> Path:
-    """Write predictions ``{video_id: {"caption", "phrases", "masks": (N, T, H, W) bool}}`` as RLE JSON."""
+def write_predictions(
+    path: str | os.PathLike[str], predictions: Mapping[str, Mapping[str, Any]], *, is_main_process: bool | None = None
+) -> Path:
+    """Write predictions ``{video_id: {"caption", "phrases", "masks": (N, T, H, W) bool}}`` as RLE JSON.
+
+    ``is_main_process``: whether this process writes (default: rank 0 of a launch only); other processes write
+    nothing and return ``path``.
+    """
+    if not main_process(is_main_process):
+        return Path(path)
     out = {}
     for vid, pred in predictions.items():
         vols = np.asarray(pred["masks"], dtype=bool)
