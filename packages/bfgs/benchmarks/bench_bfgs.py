@@ -17,6 +17,7 @@ Wolfe search sometimes a value alone (its ``nfev`` and ``njev`` differ then).
 * scipy: ``scipy.optimize.minimize(method="BFGS", jac=True)`` on the jitted value-and-gradient, gtol 1e-12.
 
     python benchmarks/bench_bfgs.py [--repeats 5] [--gap 1e-8] [--problems breast_cancer,logsumexp,...]
+        [--methods ours_identity,optimistix,...]
 """
 
 from __future__ import annotations
@@ -111,11 +112,15 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--gap", type=float, default=1e-8)
     ap.add_argument("--problems", default="breast_cancer,logsumexp,hard_cubic,digits")
+    ap.add_argument("--methods", default=",".join(METHODS), help=f"a subset of {','.join(METHODS)}")
     args = ap.parse_args()
+    methods = args.methods.split(",")
+    if unknown := set(methods) - set(METHODS):
+        ap.error(f"unknown --methods {sorted(unknown)}; choose from {METHODS}")
     ctx = mp.get_context("spawn")
     rows = []
     for problem in args.problems.split(","):
-        for method in METHODS:
+        for method in methods:
             queue = ctx.Queue()
             proc = ctx.Process(target=_measure, args=(problem, method, args.gap, args.repeats, queue))
             proc.start()
