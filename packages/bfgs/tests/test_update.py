@@ -62,3 +62,17 @@ def test_update_rejects_bad_shapes_and_negative_curvature():
     for update in (bfgs_update, inverse_bfgs_update):
         with pytest.raises(ValueError, match=r"s\^T y > 0"):
             update(eye, jnp.ones(3), -jnp.ones(3))
+
+
+def test_inverse_update_finite_flags_an_overflowing_coefficient():
+    """With s^T y near the underflow, rho^2 y^T H y + rho overflows: the flag says so (the solver then skips the pair);
+    on an ordinary pair the update is inverse_update's and the flag is true."""
+    from nips25_bfgs.update import inverse_update, inverse_update_finite
+
+    H = jnp.eye(2)
+    s, y = jnp.array([1.0, 0.0]), jnp.array([2.0, 0.0])
+    upd, ok = inverse_update_finite(H, s, y)
+    assert bool(ok) and np.array_equal(np.asarray(upd), np.asarray(inverse_update(H, s, y)))
+    tiny = jnp.array([1e-160, 0.0])
+    _, ok = inverse_update_finite(H, tiny, tiny)  # s^T y = 1e-320 (subnormal): rho = inf
+    assert not bool(ok)

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from nips25_bfgs.linesearch import WeakWolfe, weak_wolfe_log_bisection
-from nips25_bfgs.update import curvature_ok, direct_update, inverse_update
+from nips25_bfgs.update import curvature_ok, direct_update, inverse_update_finite
 
 __all__ = ["Iterate", "StepInfo", "bfgs_iteration", "direction", "inverse_of"]
 
@@ -73,8 +73,11 @@ def bfgs_iteration(
         inverse: whether ``it.M`` is :math:`H = B^{-1}`.
 
     Returns:
-        ``(next Iterate, StepInfo)``. The next iterate equals ``it`` (except ``M`` and ``d`` stay too) when the
-        search fails; ``M`` and ``d`` are kept when the new direction is not finite.
+        ``(next Iterate, StepInfo)``. The next iterate equals ``it`` when the search fails. The update of ``M`` is
+        skipped (``StepInfo.skipped``) when :math:`s^\top y \le 0` or a value is non-finite, and in the inverse
+        form also when its coefficient :math:`\rho^2 y^\top H y + \rho` overflows (:math:`s^\top y` near the
+        underflow). ``d`` is kept when the new direction is not finite (the callers then stop); ``M`` is then the
+        updated :math:`H` (inverse form) or the kept :math:`B` (direct form).
     """
 
     def phi(eta: jax.Array) -> tuple[jax.Array, jax.Array, tuple[jax.Array, jax.Array, Any]]:
@@ -85,20 +88,30 @@ def bfgs_iteration(
     res = weak_wolfe_log_bisection(phi, it.f, jnp.vdot(it.g, it.d), line_search=line_search)
     x_new, g_new, aux_new = res.aux
     s, y = x_new - it.x, g_new - it.g
-    pair_ok = curvature_ok(s, y)
-    M_upd = inverse_update(it.M, s, y) if inverse else direct_update(it.M, s, y)
-    M_new = jnp.where(pair_ok, M_upd, it.M)
-    d_new = direction(M_new, g_new, inverse=inverse)
     ok = res.success
-    finite = jnp.all(jnp.isfinite(d_new))
-    keep = ok & finite
+    if inverse:
+        # Kept or not is decided from scalars before the (d, d) result exists, so this select fuses into the pass
+        # that builds the update: one pass over H per iteration instead of a second select after the direction.
+        H_upd, coef_ok = inverse_update_finite(it.M, s, y)
+        pair_ok = curvature_ok(s, y) & coef_ok
+        M_new = jnp.where(ok & pair_ok, H_upd, it.M)
+        d_new = direction(M_new, g_new, inverse=True)
+        finite = jnp.all(jnp.isfinite(d_new))
+    else:
+        # The direct form solves with a Cholesky factorisation (O(d^3)); a second (d, d) select costs nothing
+        # beside it, and this order keeps 0.2.0's rounding of B (the fused form rounds the divisions otherwise).
+        pair_ok = curvature_ok(s, y)
+        M_try = jnp.where(pair_ok, direct_update(it.M, s, y), it.M)
+        d_new = direction(M_try, g_new, inverse=False)
+        finite = jnp.all(jnp.isfinite(d_new))
+        M_new = jnp.where(ok & finite, M_try, it.M)
     pick = lambda a, b: jax.tree.map(lambda u, v: jnp.where(ok, u, v), a, b)  # noqa: E731
     nxt = Iterate(
         x=pick(x_new, it.x),
         f=pick(res.value, it.f),
         g=pick(g_new, it.g),
-        M=jnp.where(keep, M_new, it.M),
-        d=jnp.where(keep, d_new, it.d),
+        M=M_new,
+        d=jnp.where(ok & finite, d_new, it.d),
         aux=pick(aux_new, it.aux),
     )
     info = StepInfo(eta=res.eta, n_trials=res.n_trials, success=ok, skipped=ok & ~pair_ok, finite=finite)

@@ -17,7 +17,14 @@ import jax.numpy as jnp
 
 from nips25_bfgs.checks import check_secant_pair
 
-__all__ = ["bfgs_update", "curvature_ok", "direct_update", "inverse_bfgs_update", "inverse_update"]
+__all__ = [
+    "bfgs_update",
+    "curvature_ok",
+    "direct_update",
+    "inverse_bfgs_update",
+    "inverse_update",
+    "inverse_update_finite",
+]
 
 
 def curvature_ok(s: jax.Array, y: jax.Array) -> jax.Array:
@@ -104,6 +111,21 @@ def inverse_bfgs_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
 def inverse_update(H: jax.Array, s: jax.Array, y: jax.Array) -> jax.Array:
     """:func:`inverse_bfgs_update` without the argument checks or the final symmetrisation (an exactly symmetric
     ``H`` stays exactly symmetric, as in :func:`direct_update`), for callers that guard with :func:`curvature_ok`."""
+    return inverse_update_finite(H, s, y)[0]
+
+
+def inverse_update_finite(H: jax.Array, s: jax.Array, y: jax.Array) -> tuple[jax.Array, jax.Array]:
+    r""":func:`inverse_update` and whether its scalar coefficient :math:`c = \rho^2 y^\top H y + \rho` is finite.
+
+    With a finite ``H``, ``s`` and ``y``, :math:`H_+ = H - \rho(s (Hy)^\top + (Hy) s^\top) + c\, ss^\top` is finite
+    exactly when :math:`c` is (up to an overflow of the products; :math:`c` finite implies :math:`\rho` finite). A
+    caller can so decide to keep the update from a scalar, before the ``(d, d)`` result exists, and select it in
+    the same pass that builds it.
+
+    Returns:
+        ``((d, d) updated H, scalar bool)``.
+    """
     rho = 1.0 / jnp.vdot(y, s)
     Hy = H @ y
-    return H - rho * (jnp.outer(s, Hy) + jnp.outer(Hy, s)) + (rho * rho * jnp.vdot(y, Hy) + rho) * jnp.outer(s, s)
+    c = rho * rho * jnp.vdot(y, Hy) + rho
+    return H - rho * (jnp.outer(s, Hy) + jnp.outer(Hy, s)) + c * jnp.outer(s, s), jnp.isfinite(c)
