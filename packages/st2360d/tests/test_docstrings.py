@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["alignment", "geometry", "merge", "metrics", "models", "scenes", "video_windows", "views"]
+MODULES = ["alignment", "geometry", "groundtruth", "merge", "metrics", "models", "scenes", "video_windows", "views"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -116,3 +116,14 @@ def test_inf_ground_truth_at_masked_pixels_is_accepted():
         depth_metrics(pred, gt, mask=np.ones_like(mask))
     with pytest.raises(ValueError, match="pass a mask"):
         depth_metrics(pred, gt)
+
+
+@pytest.mark.parametrize("mask_dtype", [np.float64, np.uint8, np.int64])
+def test_a_non_bool_mask_is_refused(mask_dtype):
+    """Review 0.2.1: a float confidence map (or any numeric array) passed as ``mask`` was cast silently to bool,
+    so every non-zero pixel (0.5, 0.01, NaN) was evaluated."""
+    gt = np.array([1.0, 2.0, 4.0])
+    with pytest.raises(TypeError, match="mask must be a bool array"):
+        depth_metrics(gt, gt, mask=np.array([1, 0, 1], dtype=mask_dtype))
+    with pytest.raises(TypeError, match="mask must be a bool array"):
+        fit_alignment(gt, gt, mask=np.array([0.5, 0.5, 1.0]))

@@ -71,6 +71,8 @@ def test_cli_run_with_a_local_model(tmp_path, tiny_dav2_dir, capsys):
             ["run", "{img}", "--model-path", "{model}", "--out", "d.npy", "--frame-alignment", "bundle"],
             "--frame-alignment",
         ),
+        (["run", "{img}", "--model-path", "{model}", "--out", "{tmp}/img.png/d.npy"], "--out"),  # review 0.2.1
+        (["run", "{tiny}", "--model-path", "{model}", "--out", "d.npy"], "IMAGE"),  # review 0.2.1: was a traceback
         (["reproduce", "--profile", "huge"], "profile"),
         (["reproduce", "--seed", "-1", "--out", "{tmp}"], "--seed"),  # review: was a traceback
         (["reproduce", "--profile", "quick", "--out", "/proc/none/r"], "--out"),  # review: was a traceback
@@ -81,9 +83,10 @@ def test_cli_user_errors_exit_2(argv, message, tmp_path, tiny_dav2_dir, capsys):
 
     imsave(tmp_path / "img.png", np.zeros((16, 32, 3), np.uint8), check_contrast=False)
     imsave(tmp_path / "bad.png", np.zeros((16, 16, 3), np.uint8), check_contrast=False)
-    argv = [
-        a.format(img=tmp_path / "img.png", bad=tmp_path / "bad.png", model=tiny_dav2_dir, tmp=tmp_path) for a in argv
-    ]
+    imsave(tmp_path / "tiny.png", np.zeros((1, 2, 3), np.uint8), check_contrast=False)
+    fmt = {"img": tmp_path / "img.png", "bad": tmp_path / "bad.png", "tiny": tmp_path / "tiny.png",
+           "model": tiny_dav2_dir, "tmp": tmp_path}  # fmt: skip
+    argv = [a.format(**fmt) for a in argv]
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
@@ -97,3 +100,19 @@ def test_readme_quickstart_runs():
     namespace: dict = {}
     exec(compile(block.group(1), "README-quickstart", "exec"), namespace)
     assert namespace["metrics"]["abs_rel"] < 0.5
+
+
+def test_cli_reads_a_16_bit_panorama_on_its_full_range(tmp_path, monkeypatch):
+    """Review 0.2.1: a 16-bit panorama was divided by its own maximum, so a dark image was brightened before the
+    model saw it; it is read on the full 16-bit range now (v16 = 257 v8 gives back v8 exactly)."""
+    import argparse
+
+    import skimage.io
+    from nips25_st2360d.cli import _read_panorama
+
+    v8 = np.random.default_rng(0).integers(0, 100, (16, 32, 3)).astype(np.uint8)  # dark: max 99
+    (tmp_path / "p16.png").write_bytes(b"")  # PIL cannot write 16-bit RGB: the decoder's output is given directly
+    monkeypatch.setattr(skimage.io, "imread", lambda path: v8.astype(np.uint16) * 257)
+    out = _read_panorama(argparse.ArgumentParser(), tmp_path / "p16.png")
+    assert out.dtype == np.uint8
+    np.testing.assert_array_equal(out, v8)

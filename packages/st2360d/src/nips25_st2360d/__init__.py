@@ -23,6 +23,7 @@ from nips25_st2360d.geometry import (
     view_rotation,
     z_to_distance,
 )
+from nips25_st2360d.groundtruth import load_gt_depth
 from nips25_st2360d.merge import (
     ST2360D,
     MergeResult,
@@ -87,6 +88,7 @@ __all__ = [
     "frame_scales_global",
     "latlong_views",
     "lgs_order",
+    "load_gt_depth",
     "make_views",
     "p2e",
     "p2e_map",

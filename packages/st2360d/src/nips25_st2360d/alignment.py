@@ -32,7 +32,9 @@ def _inputs(pred: np.ndarray, gt: np.ndarray, mask: np.ndarray | None) -> tuple[
     else:
         if not isinstance(mask, np.ndarray) or mask.shape != gt.shape:
             raise ValueError(f"mask must be a bool array of shape {gt.shape}, got {getattr(mask, 'shape', mask)}")
-        m = mask.astype(bool)
+        if mask.dtype != np.bool_:  # a numeric map cast to bool would keep every non-zero pixel (0.5, NaN, ...)
+            raise TypeError(f"mask must be a bool array, got dtype {mask.dtype} (pass e.g. `mask > 0` explicitly)")
+        m = mask
     g = gt.astype(np.float64)
     bad = ~np.isfinite(g)
     if (bad & m).any():
@@ -58,6 +60,7 @@ def fit_alignment(pred: np.ndarray, gt: np.ndarray, *, mask: np.ndarray | None =
 
     Raises:
         ValueError: on shape mismatch, NaN/inf, an empty mask, non-positive gt or prediction where needed.
+        TypeError: if ``mask`` is not a bool array.
 
     Example:
         >>> gt = np.array([1.0, 2.0, 4.0])
@@ -111,6 +114,7 @@ def align(
 
     Raises:
         ValueError: as :func:`fit_alignment`, or on a non-positive ``min_depth``.
+        TypeError: if ``mask`` is not a bool array.
 
     Example:
         >>> gt = np.array([1.0, 2.0, 3.0])

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from nips25_shared import add_common_arguments, configure_logging, run_reproduce
+from nips25_st2360d.geometry import check_erp_size
 
 __all__ = ["main"]
 
@@ -29,7 +30,16 @@ def _read_panorama(parser: argparse.ArgumentParser, path: Path) -> np.ndarray:
         parser.error(f"IMAGE: expected an RGB panorama (H, W, 3), got shape {img.shape}")
     if img.shape[1] != 2 * img.shape[0]:
         parser.error(f"IMAGE: an equirectangular panorama has width = 2 x height, got {img.shape[1]}x{img.shape[0]}")
-    if img.dtype != np.uint8:
+    try:
+        check_erp_size(img.shape[0], img.shape[1], name="IMAGE")
+    except ValueError as err:
+        parser.error(str(err))
+    if np.issubdtype(img.dtype, np.integer) and img.dtype != np.uint8:  # e.g. 16-bit: its full range, not its max
+        img = np.round(img.astype(np.float64) * (255.0 / np.iinfo(img.dtype).max))
+        img = np.clip(img, 0, 255).astype(np.uint8)
+    elif img.dtype != np.uint8:
+        if not np.isfinite(img).all():
+            parser.error(f"IMAGE: {path} holds NaN or inf values")
         img = np.clip(img.astype(np.float64) / max(float(img.max()), 1.0) * 255.0, 0, 255).astype(np.uint8)
     return img
 
@@ -40,6 +50,10 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     configure_logging(args.verbose - args.quiet)
     if args.out.suffix not in (".npy", ".png"):
         parser.error(f"--out must end in .npy (float32 ray distance) or .png (preview), got {args.out}")
+    try:  # before the model runs, not after it (review 0.2.1)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        parser.error(f"--out: cannot create the folder {args.out.parent} ({err.strerror or err})")
     vda = args.model_path.suffix in (".pth", ".pt")
     if vda and not args.model_path.is_file():
         parser.error(f"--model-path: no such Video Depth Anything checkpoint: {args.model_path}")
@@ -70,7 +84,6 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         kind = "Video Depth Anything" if vda else "Depth Anything V2"
         parser.error(f"--model-path: cannot load a {kind} model from {args.model_path} ({str(err)[:300]})")
     depth = ST2360D(model, config).predict(erp).depth
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.out.suffix == ".npy":
         np.save(args.out, depth)
     else:
@@ -82,6 +95,40 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         plt.imsave(args.out, depth, cmap="magma_r")
     print(f"wrote {args.out} ({depth.shape[0]}x{depth.shape[1]}, relative ray distance, {model.output} model, "
           f"frame alignment {frame_alignment})")  # fmt: skip
+    return 0
+
+
+def _evaluate(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    import json
+
+    from nips25_st2360d.alignment import ALIGN_MODES
+    from nips25_st2360d.groundtruth import load_gt_depth
+    from nips25_st2360d.metrics import depth_metrics
+
+    if args.align not in ALIGN_MODES:
+        parser.error(f"--align must be one of {ALIGN_MODES}, got {args.align!r}")
+    if not args.pred.is_file():
+        parser.error(f"PRED: no such file: {args.pred}")
+    try:
+        pred = np.load(args.pred, allow_pickle=False)
+    except Exception as err:
+        parser.error(f"PRED: cannot read {args.pred} as a .npy array ({err})")
+    if pred.ndim != 2 or not np.issubdtype(pred.dtype, np.floating):
+        parser.error(f"PRED: expected a 2-D float depth map (the .npy of `run`), got {pred.dtype} {pred.shape}")
+    try:
+        gt, valid = load_gt_depth(args.gt)
+    except ValueError as err:
+        parser.error(f"--gt: {err}")
+    if pred.shape != gt.shape:
+        parser.error(f"PRED {args.pred} is {pred.shape[0]}x{pred.shape[1]} but --gt {args.gt} is "
+                     f"{gt.shape[0]}x{gt.shape[1]} (H x W): run on the panorama of the same size")  # fmt: skip
+    try:
+        metrics = depth_metrics(pred, gt, mask=valid, align_mode=args.align, max_depth=args.max_depth,
+                                min_depth=args.min_depth)  # fmt: skip
+    except (TypeError, ValueError) as err:
+        parser.error(str(err))
+    print(json.dumps({"pred": str(args.pred), "gt": str(args.gt), "align": args.align, "max_depth": args.max_depth,
+                      "min_depth": args.min_depth, **metrics}))  # fmt: skip
     return 0
 
 
@@ -115,6 +162,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     run.add_argument("-v", "--verbose", action="count", default=0)
     run.add_argument("-q", "--quiet", action="count", default=0)
+    ev = sub.add_parser("evaluate", help="score a predicted depth map against released ground truth (2D-3D-S PNG)")
+    ev.add_argument("pred", type=Path, help="predicted ray distance, the .npy written by `run`")
+    ev.add_argument("--gt", type=Path, required=True,
+                    help="ground-truth depth: a 2D-3D-S 16-bit PNG (1/512 m, 65535 missing) or a float .npy "
+                    "in metres (NaN/inf/<=0 missing)")  # fmt: skip
+    ev.add_argument("--align", default="median", help="global alignment before scoring (median)")
+    ev.add_argument("--max-depth", type=float, default=10.0, help="depth cap in metres (10, UniFuse)")
+    ev.add_argument("--min-depth", type=float, default=1e-3, help="lower depth bound in metres (1e-3)")
     args = parser.parse_args(argv)
     if args.command == "reproduce":
         from nips25_st2360d.reproduce import reproduce
@@ -125,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             rep.error(f"--out: cannot create {args.out} ({err.strerror or err})")
         run_reproduce(reproduce, args)
         return 0
+    if args.command == "evaluate":
+        return _evaluate(ev, args)
     return _run(run, args)
 
 

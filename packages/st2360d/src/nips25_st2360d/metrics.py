@@ -51,6 +51,7 @@ def depth_metrics(
     Raises:
         ValueError: on shape mismatch, NaN/inf in ``pred`` or in ``gt`` inside ``mask``, bad caps, no valid pixel,
             or a non-positive prediction.
+        TypeError: if ``mask`` is not a bool array.
 
     Example:
         >>> gt = np.array([1.0, 2.0, 4.0])
