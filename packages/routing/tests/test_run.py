@@ -83,6 +83,28 @@ def test_a_bad_cell_names_its_file_row_and_column(tmp_path, row, column, value, 
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("dropped", "message"),
+    [
+        ("claude-v2|total_cost", "column 'claude-v2|model_response' has no cost column 'claude-v2|total_cost'"),
+        ("claude-v2", "has no score column 'claude-v2'"),
+    ],
+)
+def test_a_model_missing_one_of_its_columns_is_refused_not_dropped(tmp_path, dropped, message):
+    path = tmp_path / "cut.csv"
+    routerbench_frame().drop(columns=[dropped]).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="cut.csv") as info:
+        load_routerbench(path)
+    assert message in str(info.value)
+
+
+def test_an_empty_csv_names_the_file(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    with pytest.raises(ValueError, match="empty.csv: the file is empty"):
+        load_routerbench(path)
+
+
 def test_missing_cells_can_be_dropped_as_the_5shot_file_needs(tmp_path, monkeypatch):
     frame = routerbench_frame()
     frame.loc[[4, 50], "claude-v2"] = np.nan

@@ -164,7 +164,8 @@ def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost", miss
 
     Raises:
         FileNotFoundError: if ``path`` does not exist.
-        ValueError: if the extension is unknown, the ``prompt`` column or every model column is missing, or a
+        ValueError: if the extension is unknown, the ``prompt`` column or every model column is missing, a model has
+            a ``<model>|model_response`` or cost column without its score or cost column, or a
             quality/cost value is non-numeric, out of range, or (with ``missing="error"``) missing; the message names
             the file, the row (position in the file) and the column.
     """
@@ -178,7 +179,10 @@ def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost", miss
     if p.suffix in (".pkl", ".pickle"):
         frame = pd.read_pickle(p)
     elif p.suffix == ".csv":
-        frame = pd.read_csv(p)
+        try:
+            frame = pd.read_csv(p)
+        except pd.errors.EmptyDataError:
+            raise ValueError(f"{p.name}: the file is empty (expected a header row and data rows)") from None
     else:
         raise ValueError(f"path must end in .pkl, .pickle or .csv, got {p.name}")
     if not isinstance(frame, pd.DataFrame):
@@ -188,6 +192,15 @@ def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost", miss
     models = [c for c in frame.columns if isinstance(c, str) and f"{c}{cost_suffix}" in frame.columns]
     if not models:
         raise ValueError(f"{p.name}: no model columns with a matching '<model>{cost_suffix}' column")
+    response_suffix = "|model_response"
+    for c in frame.columns:  # a model with only some of its columns must not drop silently out of the pool
+        if not isinstance(c, str):
+            continue
+        for suffix in (cost_suffix, response_suffix):
+            if c.endswith(suffix) and c[: -len(suffix)] not in frame.columns:
+                raise ValueError(f"{p.name}: column {c!r} has no score column {c[: -len(suffix)]!r}")
+        if c.endswith(response_suffix) and f"{c[: -len(response_suffix)]}{cost_suffix}" not in frame.columns:
+            raise ValueError(f"{p.name}: column {c!r} has no cost column '{c[: -len(response_suffix)]}{cost_suffix}'")
     cost_cols = [f"{m}{cost_suffix}" for m in models]
     quality = np.stack([_numeric_column(frame, c, p) for c in models], axis=1)
     cost = np.stack([_numeric_column(frame, c, p) for c in cost_cols], axis=1)
