@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -75,6 +76,11 @@ class ANNEstimator:
     Raises:
         ValueError: on an unknown backend, out-of-range ``k``/HNSW parameters, or an ``index`` whose size or
             dimension differs from the history's.
+
+    Warns:
+        UserWarning: if fewer than half of 32 probed history rows find themselves (or a duplicate) among their
+            ``k`` neighbours in a user's ``index``: it does not hold the normalised history in row order (for
+            example, it was built on the raw embeddings).
         TypeError: if ``history`` is not a ``HistoryStore`` or ``index`` has no ``search``.
 
     References:
@@ -149,6 +155,30 @@ class ANNEstimator:
         self._index = index
         if getattr(index, "hnsw", None) is not None:
             self.ef_search = int(index.hnsw.efSearch)
+        self._check_index_content()
+
+    def _check_index_content(self, probes: int = 32) -> None:
+        """Warn when a user's index does not hold ``l2_normalize(history.embeddings)`` in history order.
+
+        Searches up to ``probes`` evenly spaced normalised history rows; a correct index returns, among its ``k``
+        neighbours, the row itself or a duplicate of it (cosine 1). An index built on the raw embeddings, or in
+        another row order, finds almost none: the estimates would be silently wrong.
+        """
+        base = l2_normalize(self.history.embeddings)
+        rows = np.unique(np.linspace(0, self.history.size - 1, min(probes, self.history.size)).astype(np.int64))
+        _, labels = self._index.search(np.ascontiguousarray(base[rows], dtype=np.float32), self.k)
+        labels = np.asarray(labels, dtype=np.int64)
+        valid = (labels >= 0) & (labels < self.history.size)
+        cos = np.einsum("bd,bkd->bk", base[rows], base[np.where(valid, labels, 0)])
+        found = float(np.mean(np.any(valid & (cos >= 1.0 - 1e-5), axis=1)))
+        if found < 0.5:
+            warnings.warn(
+                f"index: only {found:.0%} of {len(rows)} history rows find themselves among their {self.k} "
+                "neighbours; the index must hold l2_normalize(history.embeddings) in the history's row order "
+                "(searched by inner product), else every estimate is wrong",
+                UserWarning,
+                stacklevel=3,
+            )
 
     @property
     def dim(self) -> int:
