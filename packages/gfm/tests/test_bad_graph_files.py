@@ -54,3 +54,15 @@ def test_zero_one_masks_and_numeric_strings_still_load(tmp_path) -> None:
     _write(path, train_mask=train, test_mask=1 - train, x=np.random.default_rng(0).random((N, F)).astype(str))
     task = load_graph_file(path)
     np.testing.assert_array_equal(task.train_mask, train.astype(bool))
+
+
+def test_cli_run_names_data_when_the_path_does_not_exist(tmp_path, capsys) -> None:
+    from nips25_gfm import TSGNN
+    from nips25_gfm.cli import main
+
+    model = tmp_path / "m.pt"
+    TSGNN(hidden=4).save(model)
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--model", str(model), "--data", str(tmp_path / "graph.npz")])
+    assert exc.value.code == 2
+    assert "--data: " in capsys.readouterr().err
