@@ -79,6 +79,8 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nips25_gfm.planetoid import load_planetoid
     from nips25_gfm.training import accuracy
 
+    if not args.data.exists():
+        parser.error(f"--data: {args.data} does not exist (expected a Planetoid directory or a .npz file)")
     try:
         model = TSGNN.load(args.model)
         if args.data.is_file():

@@ -263,12 +263,37 @@ def _check_graph_arrays(arrays: dict[str, np.ndarray], where: str, *, path: obje
         raise ValueError(f"edge_index: {where} expected integers of shape [2, E], got {edges.dtype} {edges.shape}")
     if edges.size and (edges.min() < 0 or edges.max() >= n):
         raise ValueError(f"edge_index: {where} node ids must lie in [0, {n}), got [{edges.min()}, {edges.max()}]")
+    if np.issubdtype(y.dtype, np.inexact) and not np.all(np.isfinite(y)):
+        row = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise ValueError(f"y: {where} row {row} is {y[row]}; expected a label for every node")
     x = arrays["x"]
     if x.ndim != 2 or x.shape[0] != n:
         raise ValueError(f"x: {where} expected shape [{n}, F], got {x.shape}")
+    try:
+        xf = x.astype(np.float64)
+    except (TypeError, ValueError):  # find the first cell that is not a number, to name it
+        for (r, c), value in np.ndenumerate(x):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"x: {where} row {r}, column {c} is {value!r}; expected numbers") from None
+        raise ValueError(f"x: {where} expected numbers, got dtype {x.dtype}") from None
+    if not np.all(np.isfinite(xf)):
+        r, c = (int(i) for i in np.argwhere(~np.isfinite(xf))[0])
+        raise ValueError(f"x: {where} row {r}, column {c} is {xf[r, c]}; expected finite features")
     for key in _MASKS:
-        if key in arrays and (arrays[key].ndim not in (1, 2) or arrays[key].shape[0] != n):
-            raise ValueError(f"{key}: {where} expected shape [{n}] or [{n}, n_splits], got {arrays[key].shape}")
+        if key not in arrays:
+            continue
+        mask = arrays[key]
+        if mask.ndim not in (1, 2) or mask.shape[0] != n:
+            raise ValueError(f"{key}: {where} expected shape [{n}] or [{n}, n_splits], got {mask.shape}")
+        if mask.dtype != np.bool_:
+            ok = np.issubdtype(mask.dtype, np.number) and np.isin(mask, (0, 1))
+            if not np.all(ok):
+                bad = tuple(int(i) for i in np.argwhere(~np.broadcast_to(ok, mask.shape))[0])
+                raise ValueError(
+                    f"{key}: {where} row {bad[0]} is {mask[bad]!r}; expected booleans (or 0/1), dtype {mask.dtype}"
+                )
 
 
 def save_graph_file(

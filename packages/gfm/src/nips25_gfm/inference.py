@@ -152,9 +152,10 @@ def zero_shot(
         ``float`` tensor ``[N, C]`` (the model's dtype), rows summing to one, in the graph's node order.
 
     Raises:
-        TypeError: ``graph`` not a ``DGLGraph``, ``model`` not a :class:`TSGNN`.
+        TypeError: ``graph`` not a ``DGLGraph``, ``model`` not a :class:`TSGNN`, ``train_mask`` not of dtype
+            bool, ``features`` not numeric.
         ValueError: a heterogeneous or empty graph; ``features`` of the wrong shape or with NaN/inf; ``train_mask``
-            of the wrong length, not boolean or empty; labels that are floats (not one-hot), out of range, or leave
+            of the wrong length or empty; labels that are floats (not one-hot), out of range, or leave
             a class (of any component) without a labelled node.
 
     Example:
