@@ -121,7 +121,8 @@ def test_lm_with_too_few_samples_raises_instead_of_p_one():
     # n = 3 with an intercept and 2 conditioning latents interpolates exactly: every residual is zero and every
     # p-value would silently be 1 (T-MEX = k, blamed on 'degenerate' blocks).
     z = Z[:3]
-    with pytest.raises(ValueError, match=r"regressor='lm' needs n > 3 samples \(2 covariates \+ intercept\), got n = 3"):
+    msg = r"regressor='lm' needs n > 3 samples \(2 covariates \+ intercept\), got n = 3"
+    with pytest.raises(ValueError, match=msg):
         tmex(z, [z[:, [0]], z[:, [1]], z[:, [2]]])
     with pytest.raises(ValueError, match="regressor='lm' needs n > 3"):
         gcm_test(z[:, 0], z[:, 1], z[:, 1:])

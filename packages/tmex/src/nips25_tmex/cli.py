@@ -63,9 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="T-MEX of a representation file against a latents file (.npy or .csv)")
     score.add_argument("--latents", type=Path, required=True, help="(n, k) latents")
     score.add_argument("--representation", type=Path, required=True, help="(n, m) representation, one column a block")
-    score.add_argument("--alpha", type=float, default=0.05)
-    score.add_argument("--test", choices=["gcm", "pcm", "kci"], default="gcm")
-    score.add_argument("--regressor", choices=["lm", "krr", "rf"], default="lm")
+    score.add_argument("--alpha", type=float, default=0.05, help="level of each test, in (0, 1) (default 0.05)")
+    score.add_argument("--test", choices=["gcm", "pcm", "kci"], default="gcm", help="CI test (default gcm)")
+    score.add_argument("--regressor", choices=["lm", "krr", "rf"], default="lm", help="regression (default lm)")
     return parser
 
 

@@ -15,7 +15,8 @@ def as_matrix(value: Any, name: str, *, min_rows: int = 2) -> NDArray[np.float64
 
     Raises:
         TypeError: if ``value`` is not numeric array-like (or is complex).
-        ValueError: if it has more than two dimensions, fewer than ``min_rows`` rows, no columns, or NaN/inf (the message gives the first row and column).
+        ValueError: if it has more than two dimensions, fewer than ``min_rows`` rows, no columns, or NaN/inf
+            (the message gives the first row and column).
     """
     if value is None:
         raise TypeError(f"{name} must be an array of shape (n, d), got None")
