@@ -103,3 +103,31 @@ def test_simulators_configs_and_estimator_reject_bad_input():
         TMEX(blocks=[1, 1]).fit(Z, Z)
     with pytest.raises(ValueError, match="X has 10 rows but y has 50"):
         TMEX().fit(Z[:10], Z)
+
+
+def test_non_finite_error_names_the_first_row_and_column():
+    z = Z.copy()
+    z[7, 2] = np.nan
+    with pytest.raises(ValueError, match=r"latents contains NaN or inf values \(first at row 7, column 2\)"):
+        tmex(z, [Z[:, [0]]], [[1, 0, 0]])
+
+
+def test_complex_input_is_rejected_not_truncated():
+    with pytest.raises(TypeError, match="Y must be a real numeric array"):
+        gcm_test(Z[:, 0] + 1j, Z[:, 1], Z[:, 2])
+
+
+def test_lm_with_too_few_samples_raises_instead_of_p_one():
+    # n = 3 with an intercept and 2 conditioning latents interpolates exactly: every residual is zero and every
+    # p-value would silently be 1 (T-MEX = k, blamed on 'degenerate' blocks).
+    z = Z[:3]
+    msg = r"regressor='lm' needs n > 3 samples \(2 covariates \+ intercept\), got n = 3"
+    with pytest.raises(ValueError, match=msg):
+        tmex(z, [z[:, [0]], z[:, [1]], z[:, [2]]])
+    with pytest.raises(ValueError, match="regressor='lm' needs n > 3"):
+        gcm_test(z[:, 0], z[:, 1], z[:, 1:])
+
+
+def test_krr_with_too_few_samples_for_its_cv_raises_naming_the_regressor():
+    with pytest.raises(ValueError, match=r"regressor='krr' .*5-fold.* needs n >= 10 samples, got n = 9"):
+        gcm_test(Z[:9, 0], Z[:9, 1], Z[:9, 2], regressor="krr")

@@ -73,3 +73,17 @@ def test_cli_score_and_errors(tmp_path, capsys):
         assert match in err and "Traceback" not in err
     assert main(["demo", "--k", "3", "--n", "100", "--reps", "1", "-q"]) == 0
     assert "| 3 | full |" in capsys.readouterr().out
+
+
+def test_cli_score_reads_a_csv_with_a_header_row_and_names_an_empty_file(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(100, 2))
+    np.savetxt(tmp_path / "z.csv", z, delimiter=",", header="z0,z1", comments="")
+    np.savetxt(tmp_path / "h.csv", z, delimiter=",")
+    assert main(["score", "--latents", str(tmp_path / "z.csv"), "--representation", str(tmp_path / "h.csv")]) == 0
+    assert json.loads(capsys.readouterr().out)["score"] == 0
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(SystemExit) as exc:
+        main(["score", "--latents", str(tmp_path / "empty.csv"), "--representation", str(tmp_path / "h.csv")])
+    assert exc.value.code == 2
+    assert "--latents: empty.csv holds no data" in capsys.readouterr().err.replace(str(tmp_path) + "/", "")

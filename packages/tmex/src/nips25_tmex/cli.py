@@ -18,15 +18,35 @@ from nips25_tmex.reproduce import ReproduceConfig, demonstration, reproduce
 __all__ = ["main"]
 
 
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 def _load(path: Path, name: str) -> np.ndarray:
+    """Read ``.npy`` or comma-separated ``.csv`` (an optional first row of column names, all non-numeric)."""
     if not path.is_file():
         raise ValueError(f"--{name}: no such file {path}")
-    try:
-        if path.suffix == ".npy":
+    if path.suffix == ".npy":
+        try:
             return np.load(path, allow_pickle=False)
-        return np.loadtxt(path, delimiter=",", ndmin=2)
-    except (OSError, ValueError) as err:
-        raise ValueError(f"--{name}: cannot read {path} as a numeric .npy or .csv array ({err})") from err
+        except (OSError, ValueError) as err:
+            raise ValueError(f"--{name}: cannot read {path} as a numeric .npy array ({err})") from err
+    try:
+        lines = [line for line in path.read_text().splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"--{name}: cannot read {path} as a .csv text file ({err})") from err
+    if not lines:
+        raise ValueError(f"--{name}: {path} holds no data")
+    skip = int(not any(_is_number(cell) for cell in lines[0].split(",")))  # a header row of names
+    try:
+        return np.loadtxt(lines[skip:], delimiter=",", ndmin=2)
+    except ValueError as err:
+        note = " (rows counted after the header)" if skip else ""
+        raise ValueError(f"--{name}: cannot read {path} as a numeric .csv array ({err}){note}") from err
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,9 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     score = sub.add_parser("score", help="T-MEX of a representation file against a latents file (.npy or .csv)")
     score.add_argument("--latents", type=Path, required=True, help="(n, k) latents")
     score.add_argument("--representation", type=Path, required=True, help="(n, m) representation, one column a block")
-    score.add_argument("--alpha", type=float, default=0.05)
-    score.add_argument("--test", choices=["gcm", "pcm", "kci"], default="gcm")
-    score.add_argument("--regressor", choices=["lm", "krr", "rf"], default="lm")
+    score.add_argument("--alpha", type=float, default=0.05, help="level of each test, in (0, 1) (default 0.05)")
+    score.add_argument("--test", choices=["gcm", "pcm", "kci"], default="gcm", help="CI test (default gcm)")
+    score.add_argument("--regressor", choices=["lm", "krr", "rf"], default="lm", help="regression (default lm)")
     return parser
 
 

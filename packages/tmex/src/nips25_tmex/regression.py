@@ -79,13 +79,27 @@ def residuals(
 
     Returns:
         ``(n, d)`` residuals.
+
+    Raises:
+        ValueError: ``"lm"`` with ``n`` at most the rank of ``[1, covariates]`` (the fit interpolates);
+            ``"krr"`` with ``n < 10`` (its 5-fold CV needs two samples per fold).
     """
     if covariates is None:
         return target - target.mean(axis=0, keepdims=True)
     if is_linear(regressor):
         design = np.hstack([np.ones((covariates.shape[0], 1)), covariates])
-        beta, *_ = np.linalg.lstsq(design, target, rcond=None)
+        beta, _, rank, _ = np.linalg.lstsq(design, target, rcond=None)
+        if rank >= design.shape[0]:  # exact interpolation: every residual is zero and every p-value would be 1
+            raise ValueError(
+                f"regressor='lm' needs n > {rank} samples ({rank - 1} covariates + intercept), got n = "
+                f"{design.shape[0]}: with so few samples the regression interpolates and the test has no power"
+            )
         return np.asarray(target - design @ beta, dtype=np.float64)
+    if isinstance(regressor, str) and regressor == "krr" and target.shape[0] < 10:
+        raise ValueError(
+            "regressor='krr' selects alpha by 5-fold cross-validation, which needs n >= 10 samples, "
+            f"got n = {target.shape[0]}"
+        )
     model = make_regressor(regressor, random_state=random_state)
     y = target[:, 0] if target.shape[1] == 1 else target
     model.fit(covariates, y)

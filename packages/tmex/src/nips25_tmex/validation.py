@@ -14,11 +14,14 @@ def as_matrix(value: Any, name: str, *, min_rows: int = 2) -> NDArray[np.float64
     """Return ``value`` as a finite float64 matrix ``(n, d)``; a 1-D array becomes one column.
 
     Raises:
-        TypeError: if ``value`` is not numeric array-like.
-        ValueError: if it has more than two dimensions, fewer than ``min_rows`` rows, no columns, or NaN/inf.
+        TypeError: if ``value`` is not numeric array-like (or is complex).
+        ValueError: if it has more than two dimensions, fewer than ``min_rows`` rows, no columns, or NaN/inf
+            (the message gives the first row and column).
     """
     if value is None:
         raise TypeError(f"{name} must be an array of shape (n, d), got None")
+    if np.iscomplexobj(value):
+        raise TypeError(f"{name} must be a real numeric array of shape (n, d), got complex values")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -31,8 +34,10 @@ def as_matrix(value: Any, name: str, *, min_rows: int = 2) -> NDArray[np.float64
         raise ValueError(f"{name} must have at least {min_rows} rows (samples), got {arr.shape[0]}")
     if arr.shape[1] == 0:
         raise ValueError(f"{name} must have at least one column, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or inf values")
+    finite = np.isfinite(arr)
+    if not np.all(finite):
+        row, col = np.argwhere(~finite)[0]
+        raise ValueError(f"{name} contains NaN or inf values (first at row {row}, column {col})")
     return arr
 
 
