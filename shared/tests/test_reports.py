@@ -88,6 +88,40 @@ def test_summarize(tmp_path):
     assert "| missing | | no report |" in text and "[demo](demo/report.md)" in text
 
 
+def test_summary_names_the_commit_and_each_wall_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("NIPS25_GIT_COMMIT", "abc123")
+    write_report(_report(), tmp_path / "demo")
+    write_report(_report(package="other", wall_time_s=7.25), tmp_path / "other")
+    text = summarize(tmp_path).read_text()
+    assert "Every report was made from commit `abc123`." in text
+    assert "| other | quick | 7.2 | `abc123` |" in text
+    monkeypatch.setenv("NIPS25_GIT_COMMIT", "def456")
+    write_report(_report(package="third"), tmp_path / "third")
+    assert "**The reports come from 2 different commits** (`abc123`, `def456`)" in summarize(tmp_path).read_text()
+
+
+def test_environment_records_the_git_commit_and_the_load(tmp_path, monkeypatch):
+    import subprocess
+
+    from nips25_shared.reports import environment, git_commit
+
+    monkeypatch.delenv("NIPS25_GIT_COMMIT", raising=False)
+    assert git_commit(tmp_path) is None  # not a checkout
+    run = dict(cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(["git", "init", "-q"], **run)
+    (tmp_path / "f.txt").write_text("a")
+    subprocess.run(["git", "add", "f.txt"], **run)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"], **run)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], text=True, **run).stdout.strip()
+    assert git_commit(tmp_path) == head
+    (tmp_path / "untracked.txt").write_text("u")
+    assert git_commit(tmp_path) == head  # untracked files do not make it dirty
+    (tmp_path / "f.txt").write_text("b")
+    assert git_commit(tmp_path) == f"{head}-dirty"
+    env = environment()
+    assert "git_commit" in env and len(env["load_average"]) == 3
+
+
 def test_written_report_files_are_0644_under_umask_022(tmp_path):
     import os
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from nips25_shared.cache import atomic_write
 
-__all__ = ["Claim", "Report", "environment", "load_report", "summarize", "write_report"]
+__all__ = ["Claim", "Report", "environment", "git_commit", "load_report", "summarize", "write_report"]
 
 SCHEMA_VERSION = 1
 _LIBRARIES = (
@@ -88,8 +88,40 @@ class Claim:
         object.__setattr__(self, "measured", _jsonable(self.measured, f"Claim({self.id}).measured"))
 
 
+def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    """The commit the run came from: ``$NIPS25_GIT_COMMIT`` if set, else ``git rev-parse HEAD`` in ``cwd``.
+
+    A ``-dirty`` suffix marks tracked files changed since that commit (untracked and ignored files, such as
+    ``reports/``, do not count). ``None`` outside a git checkout or without git.
+
+    Example:
+        >>> import os
+        >>> os.environ["NIPS25_GIT_COMMIT"] = "0123abc"; git_commit()
+        '0123abc'
+        >>> del os.environ["NIPS25_GIT_COMMIT"]
+    """
+    import subprocess
+
+    given = os.environ.get("NIPS25_GIT_COMMIT", "").strip()
+    if given:
+        return given
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd, capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{head}-dirty" if dirty else head or None
+
+
 def environment() -> dict[str, Any]:
-    """Python, platform, CPU, GPU (from torch/jax when already imported) and the versions of key libraries."""
+    """Python, platform, CPU, GPU (from torch/jax when already imported), versions of key libraries, the git
+    commit (:func:`git_commit`) and the machine's load average (1, 5, 15 min) when the report is made.
+    """
     versions: dict[str, str] = {}
     for dist in importlib.metadata.distributions():
         name = dist.metadata["Name"] or ""
@@ -115,6 +147,8 @@ def environment() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "gpu": gpu,
         "versions": dict(sorted(versions.items())),
+        "git_commit": git_commit(),
+        "load_average": [round(v, 2) for v in os.getloadavg()] if hasattr(os, "getloadavg") else None,
     }
 
 
@@ -245,7 +279,10 @@ def load_report(path: str | os.PathLike[str]) -> Report:
 
 
 def summarize(reports_dir: str | os.PathLike[str], *, packages: Sequence[str] | None = None) -> Path:
-    """Write ``<reports_dir>/SUMMARY.md``: one row per package and claim (paper's figure, ours, holds).
+    """Write ``<reports_dir>/SUMMARY.md``: the runs (profile, wall time, commit, load) and one row per claim.
+
+    The header names the commit every report was made from (from each report's ``environment["git_commit"]``),
+    or says in bold that they come from several commits.
 
     Args:
         reports_dir: directory holding ``<slug>/results.json`` files.
@@ -260,11 +297,35 @@ def summarize(reports_dir: str | os.PathLike[str], *, packages: Sequence[str] | 
     slugs = sorted(set(found) | set(packages or ()))
     n_claims = sum(len(r.claims) for r in found.values())
     n_hold = sum(c.holds for r in found.values() for c in r.claims)
+    commits = sorted({str(r.environment.get("git_commit")) for r in found.values()})
+    if len(commits) == 1 and commits[0] != "None":
+        origin = f"Every report was made from commit `{commits[0]}`."
+    else:
+        origin = f"**The reports come from {len(commits)} different commits** ({', '.join(f'`{c}`' for c in commits)})."
+    total = sum(r.wall_time_s for r in found.values())
     lines = [
         "# nips25 reproduction summary",
         "",
+        f"Regenerated {datetime.now(UTC).isoformat(timespec='seconds')}. {origin} "
         f"{len(found)} reports, {n_hold} of {n_claims} claims hold at our scale. "
         "Each claim's criterion was fixed in code before the run; see each package's report for the scale notes.",
+        "",
+        f"## Runs (wall time {total:.0f} s in all)",
+        "",
+        "| package | profile | wall time (s) | commit | load average at the end (1/5/15 min) | cores | finished |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for slug in slugs:
+        if slug in found:
+            rep, env = found[slug], found[slug].environment
+            load = "/".join(f"{v:.1f}" for v in env.get("load_average") or ()) or "?"
+            lines.append(
+                f"| {slug} | {rep.profile} | {rep.wall_time_s:.1f} | `{str(env.get('git_commit'))[:12]}` "
+                f"| {load} | {env.get('cpu_count', '?')} | {rep.created} |"
+            )
+    lines += [
+        "",
+        "## Claims",
         "",
         "| package | profile | claim | paper | ours | holds |",
         "|---|---|---|---|---|---|",
