@@ -64,7 +64,12 @@ def test_cli_score_and_errors(tmp_path, capsys):
         (["--latents", str(tmp_path / "z.npy"), "--representation", str(tmp_path / "gone.npy")], "--representation"),
         (["--latents", str(tmp_path / "bad.npy"), "--representation", str(tmp_path / "h.npy")], "cannot read"),
         (["--latents", str(tmp_path / "z.npy"), "--representation", str(tmp_path / "h.npy"), "--alpha", "2"], "alpha"),
+        (
+            ["--latents", str(tmp_path / "z.npy"), "--representation", str(tmp_path / "short.npy")],
+            "--representation " + str(tmp_path / "short.npy") + " has 299 rows but --latents",
+        ),
     ]:
+        np.save(tmp_path / "short.npy", z[:299])
         (tmp_path / "bad.npy").write_text("not an array")
         with pytest.raises(SystemExit) as exc:
             main(["score", *flags])

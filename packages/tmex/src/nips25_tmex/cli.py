@@ -91,6 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         z = _load(args.latents, "latents")
         h = _load(args.representation, "representation")
+        if h.shape[0] != z.shape[0]:
+            raise ValueError(
+                f"--representation {args.representation} has {h.shape[0]} rows but --latents {args.latents} has "
+                f"{z.shape[0]}; expected one row per sample in both files"
+            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DegenerateResidualWarning)
             res = tmex(z, h if h.ndim == 2 else h[:, None], alpha=args.alpha, test=args.test, regressor=args.regressor)
