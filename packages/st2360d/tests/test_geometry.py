@@ -193,6 +193,7 @@ def test_helpers_reject_bad_input():
         (lambda: frame_rays(np.zeros((2, 3)), fov=90.0, size=4), ValueError, "views"),
         (lambda: render_room(-1), ValueError, "seed"),
         (lambda: render_room(0, h=1), ValueError, "h"),
+        (lambda: render_room(0, h=16, w=48), ValueError, "w = 2 h"),
         (lambda: RoomScene.random(0, n_boxes=-1), ValueError, "n_boxes"),
         (lambda: Box((0.0, 0.0, 0.0), (1.0, -1.0, 1.0)), ValueError, "lo"),
         (lambda: Box((0.0, 0.0), (1.0, 1.0, 1.0)), ValueError, "lo"),

@@ -116,3 +116,21 @@ def test_cli_reads_a_16_bit_panorama_on_its_full_range(tmp_path, monkeypatch):
     out = _read_panorama(argparse.ArgumentParser(), tmp_path / "p16.png")
     assert out.dtype == np.uint8
     np.testing.assert_array_equal(out, v8)
+
+
+@pytest.mark.parametrize(("scale", "dtype"), [(1 / 255, np.float32), (1.0, np.float64)])
+def test_cli_reads_a_float_panorama_on_its_scale_not_its_max(tmp_path, monkeypatch, scale, dtype):
+    """Review 0.2.2: float images above 1 were divided by their own maximum (a dark 0-255 float image was
+    brightened); [0, 1] floats and 0-255 floats now both give back the 8-bit values, and other ranges are refused."""
+    import argparse
+
+    import skimage.io
+    from nips25_st2360d.cli import _read_panorama
+
+    v8 = np.random.default_rng(1).integers(0, 100, (16, 32, 3)).astype(np.uint8)  # dark: max 99
+    (tmp_path / "pf.png").write_bytes(b"")
+    monkeypatch.setattr(skimage.io, "imread", lambda path: (v8 * scale).astype(dtype))
+    np.testing.assert_array_equal(_read_panorama(argparse.ArgumentParser(), tmp_path / "pf.png"), v8)
+    monkeypatch.setattr(skimage.io, "imread", lambda path: (v8 * 4.0).astype(dtype))
+    with pytest.raises(SystemExit):
+        _read_panorama(argparse.ArgumentParser(), tmp_path / "pf.png")

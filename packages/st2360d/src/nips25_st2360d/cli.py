@@ -40,7 +40,11 @@ def _read_panorama(parser: argparse.ArgumentParser, path: Path) -> np.ndarray:
     elif img.dtype != np.uint8:
         if not np.isfinite(img).all():
             parser.error(f"IMAGE: {path} holds NaN or inf values")
-        img = np.clip(img.astype(np.float64) / max(float(img.max()), 1.0) * 255.0, 0, 255).astype(np.uint8)
+        lo, hi = float(img.min()), float(img.max())
+        if lo < 0.0 or hi > 255.0:
+            parser.error(f"IMAGE: {path} holds float values in [{lo:g}, {hi:g}]; expected [0, 1] or [0, 255]")
+        scale = 255.0 if hi <= 1.0 else 1.0  # [0, 1] floats, else already on the 8-bit scale (never its own max)
+        img = np.clip(np.round(img.astype(np.float64) * scale), 0, 255).astype(np.uint8)
     return img
 
 

@@ -242,6 +242,8 @@ class RoomScene:
         """Equirectangular RGB-D panorama: ``((h, w, 3) uint8 RGB, (h, w) float32 ray distance in metres)``."""
         h = check_int("h", h, low=2, high=MAX_ERP_WIDTH)
         w = check_int("w", w, low=4, high=MAX_ERP_WIDTH)
+        if w != 2 * h:
+            raise ValueError(f"w: an equirectangular panorama has w = 2 h, got h = {h}, w = {w}")
         rays = erp_rays(h, w).reshape(-1, 3).astype(np.float64)
         depth = self.ray_distance(rays).reshape(h, w).astype(np.float32)
         rgb = (self.shade(rays) * 255.0 + 0.5).astype(np.uint8).reshape(h, w, 3)
@@ -253,7 +255,10 @@ def render_room(seed: int = 0, *, h: int = 512, w: int = 1024) -> tuple[np.ndarr
 
     Args:
         seed: room seed (layout, obstacles, posters).
-        h, w: panorama size (``w = 2 h`` for a full sphere).
+        h, w: panorama size; ``w`` must equal ``2 h`` (a full sphere).
+
+    Raises:
+        ValueError: ``seed < 0``, ``h < 2``, sizes above the cap, or ``w != 2 h``.
 
     Returns:
         ``(rgb (h, w, 3) uint8, depth (h, w) float32 ray distance in metres, scene)``.
