@@ -36,6 +36,7 @@ def _cell(value, r: int = 5, c: int = 1, dtype=None):
         (dict(x=_cell(np.nan)), r"x: in .*bad\.npz row 5, column 1 is nan"),
         (dict(x=_cell("abc", dtype="<U32")), r"x: in .*bad\.npz row 5, column 1 is 'abc'; expected numbers"),
         (dict(y=np.where(np.arange(N) == 4, np.nan, np.arange(N) % 3)), r"y: in .*bad\.npz row 4 is nan"),
+        (dict(y=np.where(np.arange(N) == 7, -1, np.arange(N) % 3)), r"y: in .*bad\.npz row 7 is -1; negative labels"),
         (dict(train_mask=np.where(np.arange(N) < 6, 2, 0)), r"train_mask: in .*bad\.npz row 0 is 2; expected booleans"),
         (dict(test_mask=np.where(np.arange(N) >= 6, 0.5, 0.0)), r"test_mask: in .*bad\.npz row 6 is 0\.5"),
         (dict(train_mask=np.where(np.arange(N) < 6, 1.0, np.nan)), r"train_mask: in .*bad\.npz row 6 is nan"),

@@ -147,7 +147,8 @@ def load_graph_file(
     * ``edge_index``: integers ``[2, E]`` (PyG's convention: source row, target row); symmetrised, self-loops and
       duplicates dropped.
     * ``x``: node features ``[N, F]``, finite.
-    * ``y``: node labels ``[N]`` (any values; classes are their sorted unique values).
+    * ``y``: node labels ``[N]`` (any values; classes are their sorted unique values); numeric labels must be
+      ``>= 0`` (a negative label, the ``-1`` that PyG and OGB use for an unlabelled node, is refused).
     * ``train_mask``, ``val_mask``, ``test_mask`` (optional): boolean ``[N]`` or ``[N, n_splits]`` (column
       ``seed % n_splits``); without ``train_mask`` the split is 20 labelled nodes per class, the rest halved.
 
@@ -266,6 +267,12 @@ def _check_graph_arrays(arrays: dict[str, np.ndarray], where: str, *, path: obje
     if np.issubdtype(y.dtype, np.inexact) and not np.all(np.isfinite(y)):
         row = int(np.flatnonzero(~np.isfinite(y))[0])
         raise ValueError(f"y: {where} row {row} is {y[row]}; expected a label for every node")
+    if np.issubdtype(y.dtype, np.number) and y.dtype != np.bool_ and (y < 0).any():
+        row = int(np.flatnonzero(y < 0)[0])
+        raise ValueError(
+            f"y: {where} row {row} is {y[row]}; negative labels (PyG's and OGB's mark of an unlabelled node) are not "
+            "supported: every node needs a class (drop those nodes and their edges, or give them a class)"
+        )
     x = arrays["x"]
     if x.ndim != 2 or x.shape[0] != n:
         raise ValueError(f"x: {where} expected shape [{n}, F], got {x.shape}")
