@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import signal
@@ -279,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write reports/routing/")
     add_common_arguments(rep, slug="routing", profiles=("quick", "text", "paper"))
+    rep.add_argument("--seeds", type=int, help="seeds of the comparison and of the dual forms (default: the profile's)")
     rt = sub.add_parser("route", help="route JSON-lines queries from stdin with PORT; decisions to stdout")
     rt.add_argument("--history", type=Path, required=True, help=".npz with embeddings, quality, cost[, models]")
     rt.add_argument(
@@ -314,8 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "reproduce":
         try:
-            run_reproduce(reproduce, args)
-        except (FileNotFoundError, ModuleNotFoundError) as exc:  # missing RouterBench copy or `text` extra
+            run_reproduce(functools.partial(reproduce, n_seeds=args.seeds), args)
+        except (FileNotFoundError, ModuleNotFoundError, ValueError) as exc:  # missing RouterBench copy or `text` extra
             rep.error(str(exc))
         return 0
     try:
