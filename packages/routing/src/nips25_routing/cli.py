@@ -207,7 +207,7 @@ def _route(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
     history = _load_history(args.history)
-    estimator = ANNEstimator(history, backend=args.backend, k=args.k, ef_search=args.ef_search)
+    estimator = ANNEstimator(history, backend=args.backend, k=args.k, ef_search=args.ef_search, nprobe=args.nprobe)
     if args.state is not None and args.state.is_file():
         router = PORTRouter.load(args.state, estimator)
         _check_matches_state(args, router)
@@ -298,6 +298,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rt.add_argument(
         "--ef-search", type=int, default=50, help="HNSW query-time list size, >= k (default 50; lower is faster, "
         "see ANNEstimator.tune_ef_search)",
+    )  # fmt: skip
+    rt.add_argument(
+        "--nprobe", type=int, default=8, help="faiss-ivf: inverted lists scanned per query (default 8; see "
+        "ANNEstimator.tune_nprobe)",
     )  # fmt: skip
     rt.add_argument("--batch-size", type=int, default=256, help="queries per routing batch, >= 1 (default 256)")
     rt.add_argument("--state", type=Path, help="router state JSON: resumed if present, written after routing")
