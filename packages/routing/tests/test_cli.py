@@ -152,3 +152,11 @@ def test_reproduce_paper_without_routerbench_is_a_usage_error(tmp_path, monkeypa
     with pytest.raises(SystemExit) as exc:
         main(["reproduce", "--profile", "paper", "--out", str(tmp_path)])
     assert exc.value.code == 2 and "NIPS25_ROUTERBENCH" in capsys.readouterr().err
+
+
+def test_reproduce_seeds_override_is_validated_and_a_cli_usage_error(tmp_path, capsys):
+    with pytest.raises(ValueError, match="n_seeds must be an integer >= 2"):
+        reproduce(profile="tiny", out_dir=tmp_path, n_seeds=1)
+    with pytest.raises(SystemExit) as exc:
+        main(["reproduce", "--profile", "quick", "--seeds", "1", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "n_seeds" in capsys.readouterr().err

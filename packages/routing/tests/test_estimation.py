@@ -180,3 +180,31 @@ def test_a_users_index_over_the_raw_or_reordered_embeddings_warns_and_a_correct_
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ANNEstimator(hist, index=right)
+
+
+def test_ivf_backend_is_exact_with_every_list_probed_and_tune_nprobe_picks_the_smallest():
+    """The faiss-ivf backend (0.2.3): nlist defaults to round(sqrt(H)); nprobe = nlist scans everything."""
+    hist = make_history(5, n=3000, dim=32, clusters=20)
+    rng = np.random.default_rng(6)
+    calib = hist.embeddings[:300] + rng.normal(size=(300, 32)) * 0.5
+    exact = ANNEstimator(hist, backend="faiss-flat").neighbors(calib)
+    est = ANNEstimator(hist, backend="faiss-ivf", nprobe=10_000)  # clipped to nlist: every list
+    assert est.nlist == round(3000**0.5) == est.nprobe
+    np.testing.assert_array_equal(est.neighbors(calib), exact)
+    candidates = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+    n, rec = est.tune_nprobe(calib, target_recall=0.97, candidates=candidates)
+    assert est.nprobe == n == est._index.nprobe and rec >= 0.97 and est.recall(calib) == rec
+    smaller = [c for c in candidates if c < n]
+    if smaller:
+        est.set_nprobe(smaller[-1])
+        assert est.recall(calib) < 0.97
+    with pytest.raises(ValueError, match="nprobe applies to an IVF index"):
+        ANNEstimator(hist).set_nprobe(4)
+    with pytest.raises(ValueError, match="ef_search applies to an HNSW index"):
+        est.set_ef_search(16)
+    with pytest.raises(ValueError, match="nlist must be <= the history size"):
+        ANNEstimator(hist, backend="faiss-ivf", nlist=3001)
+    with pytest.raises(ValueError, match="nprobe"):
+        ANNEstimator(hist, backend="faiss-ivf", nprobe=0)
+    with pytest.raises(ValueError, match="candidates"):
+        est.tune_nprobe(calib, candidates=(0,))

@@ -65,22 +65,39 @@ def test_loader_reads_the_released_layout_exactly(rb_files):
 @pytest.mark.parametrize(
     ("row", "column", "value", "message"),
     [
-        (17, "claude-v2", np.nan, "row 17 column 'claude-v2' is missing"),
-        (42, "gpt-4-1106-preview|total_cost", np.inf, "row 42 column 'gpt-4-1106-preview|total_cost'"),
-        (5, "claude-v1", 7.0, "row 5 column 'claude-v1': quality must be in [0, 1]"),
-        (9, "mistralai/mistral-7b-chat|total_cost", -1e-4, "row 9 column 'mistralai/mistral-7b-chat|total_cost'"),
-        (3, "claude-v1", "n/a", "row 3 column 'claude-v1': expected a number, got 'n/a'"),
+        (17, "claude-v2", np.nan, "column 'claude-v2' is missing"),
+        (42, "gpt-4-1106-preview|total_cost", np.inf, "column 'gpt-4-1106-preview|total_cost'"),
+        (5, "claude-v1", 7.0, "column 'claude-v1': quality must be in [0, 1]"),
+        (9, "mistralai/mistral-7b-chat|total_cost", -1e-4, "column 'mistralai/mistral-7b-chat|total_cost'"),
+        (3, "claude-v1", "abc", "column 'claude-v1': expected a number, got 'abc'"),  # 'n/a' reads as missing in a CSV
     ],
 )
-def test_a_bad_cell_names_its_file_row_and_column(tmp_path, row, column, value, message):
+@pytest.mark.parametrize("suffix", [".pkl", ".csv"])
+def test_a_bad_cell_names_its_file_row_and_column(tmp_path, row, column, value, message, suffix):
     frame = routerbench_frame()
     frame[column] = frame[column].astype(object)
     frame.loc[row, column] = value
-    path = tmp_path / "bad.pkl"
-    frame.to_pickle(path)
-    with pytest.raises(ValueError, match="bad.pkl") as info:
+    path = tmp_path / f"bad{suffix}"
+    frame.to_pickle(path) if suffix == ".pkl" else frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=f"bad\\{suffix}") as info:
         load_routerbench(path)
-    assert message in str(info.value)
+    # the message says how rows are counted, and that count finds the bad cell
+    assert f"data row {row} (0-based, header not counted), {message}" in str(info.value)
+    back = pd.read_pickle(path) if suffix == ".pkl" else pd.read_csv(path)
+    cell = back[column].iloc[row]
+    assert (pd.isna(cell) and pd.isna(value)) or str(cell) == str(value) or float(cell) == float(value)
+    if suffix == ".csv":  # data row r is line r + 2 of a file whose prompts hold no line break (line 1: header)
+        line = path.read_text().splitlines()[row + 1]
+        assert line.startswith(f"{frame['sample_id'][row]},")
+
+
+def test_a_pickle_with_its_own_index_names_the_label_too(tmp_path):
+    frame = routerbench_frame().set_index(pd.Index([f"q{i}" for i in range(200)]))
+    frame.iloc[7, frame.columns.get_loc("claude-v2")] = np.nan
+    path = tmp_path / "labelled.pkl"
+    frame.to_pickle(path)
+    with pytest.raises(ValueError, match=r"data row 7 \(0-based, header not counted, index label 'q7'\), column"):
+        load_routerbench(path)
 
 
 @pytest.mark.parametrize(
@@ -151,3 +168,47 @@ def test_run_command_errors_are_usage_errors(rb_files, tmp_path, capsys):
     assert "one row per table row (200)" in capsys.readouterr().err
     assert main(["run", "--data", str(pkl), "--out", str(tmp_path)]) == 2
     assert "exactly one of --embeddings" in capsys.readouterr().err
+
+
+def test_run_output_holds_no_highs_debug_line(tmp_path, capfd):
+    """Review finding: scipy's HiGHS MIP printed ``HighsMipSolverData::transformNewIntegerFeasibleSolution
+    tmpSolver.run();`` (a bare printf, whatever its options) into ``run``'s table on this instance (150 rows, three
+    models, one missing cell dropped). capfd captures file descriptor 1 itself, where that printf writes."""
+    rng = np.random.default_rng(1)
+    n, models = 150, ["gpt-4-1106-preview", "mistralai/mistral-7b-chat", "meta/llama-2-70b-chat"]
+    cols: dict[str, object] = {
+        "sample_id": [f"mmlu.{i}" for i in range(n)],
+        "prompt": [repr([f"question {i}?"]) for i in range(n)],
+        "eval_name": ["mmlu"] * n,
+    }
+    for j, m in enumerate(models):
+        cols[m] = rng.uniform(size=n).round(3)
+        cols[f"{m}|model_response"] = ["ans"] * n
+        cols[f"{m}|total_cost"] = rng.uniform(1e-5, 3e-3, n) * (j + 1)
+    cols["oracle_model_to_route_to"] = models[0]
+    frame = pd.DataFrame(cols)
+    emb = tmp_path / "E.npy"
+    np.save(emb, rng.normal(size=(n, 32)))
+    frame.loc[7, models[1]] = np.nan
+    path = tmp_path / "nan.csv"
+    frame.to_csv(path, index=False)
+    args = ["run", "--data", str(path), "--embeddings", str(emb), "--drop-missing", "--out", str(tmp_path / "o")]
+    assert main(args) == 0
+    out = capfd.readouterr().out
+    assert "Highs" not in out and "tmpSolver" not in out
+    assert [line.split()[0] for line in out.splitlines()] == list(ROUTERS)  # the table and nothing else
+
+
+def test_the_native_stdout_silencer_swallows_a_c_printf_and_restores_the_descriptor(capfd):
+    import ctypes
+
+    from nips25_routing.baselines import _quiet_native_stdout
+
+    libc = ctypes.CDLL(None)
+    with _quiet_native_stdout():
+        libc.printf(b"native noise\n")
+    print("python after", flush=True)
+    libc.printf(b"native after\n")
+    libc.fflush(None)
+    out = capfd.readouterr().out
+    assert "native noise" not in out and "python after" in out and "native after" in out

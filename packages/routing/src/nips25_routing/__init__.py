@@ -16,7 +16,14 @@ from nips25_routing.baselines import (
 from nips25_routing.budgets import SPLITS, BudgetLedger, split_budget, total_budget
 from nips25_routing.compare import DUAL_FORMS, ONLINE_BASELINES, ROUTERS, compare_routers, stream_budgets
 from nips25_routing.dual import DualFit, dual_objective, fit_dual, lp_oracle
-from nips25_routing.estimation import BACKENDS, EF_SEARCH_CANDIDATES, ANNEstimator, l2_normalize, recall_at_k
+from nips25_routing.estimation import (
+    BACKENDS,
+    EF_SEARCH_CANDIDATES,
+    NPROBE_CANDIDATES,
+    ANNEstimator,
+    l2_normalize,
+    recall_at_k,
+)
 from nips25_routing.history import HistoryStore, RoutingTable, load_routerbench, prompt_text
 from nips25_routing.port import PORTConfig, PORTRouter
 from nips25_routing.run import run_routerbench
@@ -41,6 +48,7 @@ __all__ = [
     "BACKENDS",
     "DUAL_FORMS",
     "EF_SEARCH_CANDIDATES",
+    "NPROBE_CANDIDATES",
     "ONLINE_BASELINES",
     "ROUTERS",
     "SPLITS",

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import numpy as np
@@ -13,6 +18,46 @@ from nips25_routing.ties import TIE_RTOL, argmax_random_ties
 from nips25_routing.validation import as_matrix, as_vector, check_nonnegative_int, check_positive_int
 
 __all__ = ["BatchSplitRouter", "GreedyRouter", "RandomRouter", "batch_assignment", "offline_lp_actions"]
+
+_STDOUT_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _quiet_native_stdout() -> Iterator[None]:
+    """Send what native code writes to file descriptor 1 to ``/dev/null`` for the duration of the block.
+
+    scipy's bundled HiGHS MIP solver prints a leftover debug line
+    (``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``) with a bare ``printf``, whatever
+    its ``disp``/output options say, and it landed in the middle of ``nips25-routing run``'s table. Python-level
+    output is flushed first; C stdio is flushed before the descriptor is restored, so nothing leaks out later.
+    Where descriptor 1 cannot be duplicated (an embedded interpreter without one), the block runs unchanged.
+    """
+    with _STDOUT_LOCK:
+        try:
+            sys.stdout.flush()
+            saved: int | None = os.dup(1)
+        except (OSError, ValueError, AttributeError):
+            saved = None
+        if saved is None:
+            yield
+            return
+        try:
+            import ctypes
+
+            libc: Any = ctypes.CDLL(None)
+        except (OSError, AttributeError):  # no C library handle on this platform: the descriptor swap alone
+            libc = None
+        try:
+            with open(os.devnull, "w") as devnull:
+                os.dup2(devnull.fileno(), 1)
+                try:
+                    yield
+                finally:
+                    if libc is not None:
+                        libc.fflush(None)
+                    os.dup2(saved, 1)
+        finally:
+            os.close(saved)
 
 
 class RandomRouter:
@@ -142,13 +187,14 @@ def batch_assignment(
 
     budget_rows = sp.csr_matrix((g.ravel(), (i_idx, k)), shape=(m, n * m))
     query_rows = sp.csr_matrix((np.ones(n * m), (j_idx, k)), shape=(n, n * m))
-    res = milp(
-        -d.ravel(),
-        constraints=[LinearConstraint(budget_rows, -np.inf, r), LinearConstraint(query_rows, -np.inf, 1.0)],
-        integrality=np.ones(n * m),
-        bounds=Bounds(0.0, 1.0),
-        options={"time_limit": time_limit},
-    )
+    with _quiet_native_stdout():  # HiGHS's MIP code prints a debug line to stdout regardless of its options
+        res = milp(
+            -d.ravel(),
+            constraints=[LinearConstraint(budget_rows, -np.inf, r), LinearConstraint(query_rows, -np.inf, 1.0)],
+            integrality=np.ones(n * m),
+            bounds=Bounds(0.0, 1.0),
+            options={"time_limit": time_limit, "disp": False},
+        )
     out = np.full(n, m, dtype=np.int64)
     if res.x is None:
         return out

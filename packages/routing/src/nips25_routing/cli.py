@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import signal
@@ -206,7 +207,7 @@ def _route(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
     history = _load_history(args.history)
-    estimator = ANNEstimator(history, backend=args.backend, k=args.k, ef_search=args.ef_search)
+    estimator = ANNEstimator(history, backend=args.backend, k=args.k, ef_search=args.ef_search, nprobe=args.nprobe)
     if args.state is not None and args.state.is_file():
         router = PORTRouter.load(args.state, estimator)
         _check_matches_state(args, router)
@@ -279,6 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the headline experiment and write reports/routing/")
     add_common_arguments(rep, slug="routing", profiles=("quick", "text", "paper"))
+    rep.add_argument("--seeds", type=int, help="seeds of the comparison and of the dual forms (default: the profile's)")
     rt = sub.add_parser("route", help="route JSON-lines queries from stdin with PORT; decisions to stdout")
     rt.add_argument("--history", type=Path, required=True, help=".npz with embeddings, quality, cost[, models]")
     rt.add_argument(
@@ -297,6 +299,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--ef-search", type=int, default=50, help="HNSW query-time list size, >= k (default 50; lower is faster, "
         "see ANNEstimator.tune_ef_search)",
     )  # fmt: skip
+    rt.add_argument(
+        "--nprobe", type=int, default=8, help="faiss-ivf: inverted lists scanned per query (default 8; see "
+        "ANNEstimator.tune_nprobe)",
+    )  # fmt: skip
     rt.add_argument("--batch-size", type=int, default=256, help="queries per routing batch, >= 1 (default 256)")
     rt.add_argument("--state", type=Path, help="router state JSON: resumed if present, written after routing")
     rt.add_argument("--seed", type=seed_int, help="seed of the learning phase (default 0)")
@@ -314,8 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "reproduce":
         try:
-            run_reproduce(reproduce, args)
-        except (FileNotFoundError, ModuleNotFoundError) as exc:  # missing RouterBench copy or `text` extra
+            run_reproduce(functools.partial(reproduce, n_seeds=args.seeds), args)
+        except (FileNotFoundError, ModuleNotFoundError, ValueError) as exc:  # missing RouterBench copy or `text` extra
             rep.error(str(exc))
         return 0
     try:

@@ -129,6 +129,18 @@ def prompt_text(raw: Any) -> str:
     return text
 
 
+def _row_name(frame: Any, row: int) -> str:
+    """``row`` (a 0-based position among the data rows) as the error messages name it.
+
+    Positions count data rows from 0 with the header not counted, as pandas does: in a CSV, data row 0 is the
+    line after the header (line numbers can differ when a quoted prompt spans several lines); in a pickle, the
+    row's index label is added when it differs from its position.
+    """
+    label = frame.index[row]
+    extra = "" if isinstance(label, (int, np.integer)) and int(label) == row else f", index label {label!r}"
+    return f"data row {row} (0-based, header not counted{extra})"
+
+
 def _numeric_column(frame: Any, column: str, path: Path) -> np.ndarray:
     import pandas as pd
 
@@ -137,7 +149,8 @@ def _numeric_column(frame: Any, column: str, path: Path) -> np.ndarray:
     if bad.size:
         row = int(bad[0])
         raise ValueError(
-            f"{path.name}: row {row} column {column!r}: expected a number, got {frame[column].iloc[row]!r}"
+            f"{path.name}: {_row_name(frame, row)}, column {column!r}: expected a number, got "
+            f"{frame[column].iloc[row]!r}"
         )
     return values
 
@@ -167,7 +180,7 @@ def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost", miss
         ValueError: if the extension is unknown, the ``prompt`` column or every model column is missing, a model has
             a ``<model>|model_response`` or cost column without its score or cost column, or a
             quality/cost value is non-numeric, out of range, or (with ``missing="error"``) missing; the message names
-            the file, the row (position in the file) and the column.
+            the file, the data row (0-based position, header not counted, as pandas counts) and the column.
     """
     import pandas as pd
 
@@ -212,7 +225,8 @@ def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost", miss
         if missing == "error":
             row, col = (int(v[0]) for v in np.nonzero(bad))
             raise ValueError(
-                f"{p.name}: row {row} column {columns[col]!r} is missing or not finite ({values[row, col]}); "
+                f"{p.name}: {_row_name(frame, row)}, column {columns[col]!r} is missing or not finite "
+                f"({values[row, col]}); "
                 f"{int(bad.any(axis=1).sum())} rows have such cells (load with missing='drop' to drop them)"
             )
         keep = ~bad.any(axis=1)
@@ -226,7 +240,8 @@ def load_routerbench(path: str | Path, *, cost_suffix: str = "|total_cost", miss
             row, col = (int(v[0]) for v in np.nonzero(wrong))
             expected = "in [0, 1]" if name == "quality" else ">= 0"
             raise ValueError(
-                f"{p.name}: row {row} column {cols[col]!r}: {name} must be {expected}, got {arr[row, col]}"
+                f"{p.name}: {_row_name(frame, row)}, column {cols[col]!r}: {name} must be {expected}, got "
+                f"{arr[row, col]}"
             )
     rows = np.flatnonzero(keep)
     kept = frame.iloc[rows]

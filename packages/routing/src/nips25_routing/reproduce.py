@@ -10,6 +10,7 @@ bge-base-en-v1.5 as in the paper).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -171,7 +172,7 @@ def _dual_forms(
     return out
 
 
-def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report:
+def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, n_seeds: int | None = None) -> Report:
     """Run the headline experiment and return its :class:`~nips25_shared.Report` (claims with fixed criteria).
 
     Per seed and budget multiple: PORT (the package default) and every baseline on the same stream, budgets and
@@ -186,15 +187,21 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             from a local copy; see the module docstring).
         seed: first seed; seeds ``seed .. seed + n_seeds - 1`` set the split, the arrival order and every draw.
         out_dir: directory for the figure.
+        n_seeds: when given, run this many seeds for the comparison *and* the dual forms instead of the profile's
+            (a cut run, e.g. ``--profile text --seeds 3``; the report's ``config`` records the seeds used).
 
     Raises:
-        ValueError: on an unknown profile.
+        ValueError: on an unknown profile or ``n_seeds < 2`` (an SE needs two seeds).
         FileNotFoundError: for ``"paper"`` without the RouterBench files.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     start = time.perf_counter()
     prof = PROFILES[profile]
+    if n_seeds is not None:
+        if isinstance(n_seeds, bool) or not isinstance(n_seeds, int) or n_seeds < 2:
+            raise ValueError(f"n_seeds must be an integer >= 2 (an SE needs two seeds), got {n_seeds!r}")
+        prof = dataclasses.replace(prof, n_seeds=n_seeds, dual_seeds=n_seeds)
     make = _routerbench_instances(prof) if prof.data == "routerbench" else _zoo_instances(prof)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

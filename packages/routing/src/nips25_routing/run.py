@@ -42,7 +42,8 @@ def _embeddings(table: RoutingTable, embeddings: Any, encoder: Any) -> np.ndarra
         raise ValueError(f"embeddings must have one row per table row ({table.file_rows}), got {emb.shape[0]}")
     bad = np.flatnonzero(~np.isfinite(emb).all(axis=1) | ~emb.any(axis=1))
     if bad.size:
-        raise ValueError(f"embeddings row {int(table.rows[bad[0]])} is not finite or all zero")
+        row = int(table.rows[bad[0]])
+        raise ValueError(f"embeddings row {row} (0-based, as numpy counts) is not finite or all zero")
     return emb
 
 
