@@ -277,3 +277,27 @@ def test_a_kept_cache_holds_exactly_the_tokens_of_its_text(tiny):
                         seed=0)  # fmt: skip
         runs.append([r.completions for r in res])
     assert runs[0] == runs[1]
+
+
+def test_a_sliding_window_model_needs_the_generate_path(tiny, fresh_tokenizer):
+    """Why two decoders (issue 34): our cached loop keeps one KV entry per token and cuts rows out of it, which a
+    sliding-window cache does not hold; such a model is routed to ``generate`` by ``decoder="auto"``, refused by
+    ``decoder="cached"``, and still searched (steps end at the delimiter). ``generate_kwargs`` also need it."""
+    from transformers import MistralConfig, MistralForCausalLM
+
+    torch.manual_seed(0)
+    tok = fresh_tokenizer
+    cfg = MistralConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, sliding_window=4,
+                        pad_token_id=0, eos_token_id=1, bos_token_id=1)  # fmt: skip
+    lm = MistralForCausalLM(cfg).eval()
+    assert not supports_cached_decoding(lm)
+    assert HFGenerator(lm, tok).decoder == "generate"
+    with pytest.raises(ValueError, match="full attention"):
+        HFGenerator(lm, tok, decoder="cached")
+    steps = HFGenerator(lm, tok, max_step_tokens=6).step([StepRequest("1+2", "", 0, 3)])
+    assert len(steps) == 1 and steps[0].n_tokens >= 1
+    llama = tiny[1]
+    with pytest.raises(ValueError, match="generate_kwargs needs decoder='generate'"):
+        HFGenerator(llama, tok, decoder="cached", generate_kwargs={"sequence_bias": {(5,): 1.0}})
+    assert HFGenerator(llama, tok, generate_kwargs={"sequence_bias": {(5,): 1.0}}).decoder == "generate"

@@ -111,3 +111,55 @@ def test_foreign_problem_is_rejected():
         task.is_correct("what is 2+2?", "4")
     with pytest.raises(ValueError, match="at least one step"):
         task.verifier().score(task.problems, [""])
+
+
+def _reference_scores(task, prm, prefix):
+    """The PRM recursion of the StepChainTask docstring, one path at a time (0.2.0's scalar code)."""
+    from statistics import NormalDist
+
+    from nips25_vgsearch.simulator import _STEP, _normal
+
+    steps = _STEP.findall(prefix)
+    bias = task.prm_bias * _normal(prm.seed, int(steps[0][3]), 1)
+    z, out, noticed = 0.0, [], False
+    for i, (_, tag, _, ident) in enumerate(steps):
+        if tag == "err" and not noticed:
+            noticed = NormalDist().cdf(_normal(prm.seed, int(ident), 3)) < task.prm_detect
+        elif tag == "ok":
+            noticed = False
+        mu = -task.prm_signal if noticed else task.prm_signal
+        eps = _normal(prm.seed, int(ident), 2)
+        z = mu + bias + task.prm_first_noise * eps if i == 0 else (
+            task.rho * z + (1 - task.rho) * (mu + bias) + task.prm_noise * eps)  # fmt: skip
+        out.append(1.0 / (1.0 + math.exp(-z)))
+    return out
+
+
+def test_batched_prm_equals_the_scalar_recursion():
+    """The vectorised SimPRM (0.2.2) computes the documented recursion with 0.2.0's noise hash, path by path."""
+    task = StepChainTask(n_problems=6, seed=3, prm_detect=0.5, recovery=0.3)
+    res = best_of_n(task.problems, task.generator(), task.verifier(), n=8)
+    probs = [r.problem for r in res for _ in r.completions]
+    comps = [c for r in res for c in r.completions]
+    comps += [c[: c.index(STOP) + 2] for c in comps if STOP in c]  # prefixes of different lengths in one batch
+    probs += [r.problem for r in res for c in r.completions if STOP in c]
+    prm = task.verifier()
+    got = prm.score(probs, comps)
+    assert any("|err|" in c for c in comps) and len({len(row) for row in got}) > 1
+    for c, row in zip(comps, got):
+        assert row == pytest.approx(_reference_scores(task, prm, c), abs=1e-12)
+
+
+def test_generator_is_batch_invariant_and_matches_its_token_counts():
+    """A request's step does not depend on the other requests of the call (the per-path seeding contract)."""
+    from nips25_vgsearch import StepRequest
+
+    task = StepChainTask(n_problems=4, seed=5)
+    gen = task.generator()
+    reqs = [StepRequest(p, "", 0, 100 + i) for i, p in enumerate(task.problems)]
+    for to_eos in (False, True):
+        batch = gen.step(reqs, to_eos=to_eos)
+        alone = [gen.step([r], to_eos=to_eos)[0] for r in reqs]
+        assert batch == alone
+        assert all(gen.count_tokens(s.text) == s.n_tokens for s in batch)
+    assert gen.step([]) == []

@@ -23,6 +23,8 @@ _MASK = (1 << 63) - 1
 
 def is_int(value: object) -> bool:
     """Whether ``value`` is an integer (Python or numpy), not a bool."""
+    if type(value) is int:  # the common case, without the slow abstract-class check
+        return True
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 

@@ -301,6 +301,7 @@ class _State:
     depth: int = 1
     g_schedule: list[int | None] = field(default_factory=list)
     prompt_tokens: int = 0  # what the generator reads before a prefix (its prompt: template, chat template)
+    seeds: dict[tuple[int, ...], int] = field(default_factory=dict)  # path seed per lineage (hashed once)
 
 
 def _count_prompts(generator: Generator, states: list[_State]) -> None:
@@ -336,10 +337,7 @@ def _generate(generator: Generator, pairs: list[tuple[_State, _Beam]], *, to_eos
     """One batched generator call; every (problem, beam) pair grows by one step (or to the end)."""
     if not pairs:
         return
-    requests = [
-        StepRequest(problem=s.problem, prefix=b.text, depth=b.depth, seed=path_seed(s.seed, s.problem, b.lineage))
-        for s, b in pairs
-    ]
+    requests = [StepRequest(problem=s.problem, prefix=b.text, depth=b.depth, seed=_path_seed(s, b)) for s, b in pairs]
     steps = generator.step(requests, to_eos=to_eos)
     if len(steps) != len(requests):
         raise ValueError(f"generator.step returned {len(steps)} steps for {len(requests)} requests")
@@ -353,6 +351,14 @@ def _generate(generator: Generator, pairs: list[tuple[_State, _Beam]], *, to_eos
         beam.tokens += step.n_tokens
         beam.depth += step.n_steps
         beam.finished = bool(step.finished or to_eos or not step.text.strip())
+
+
+def _path_seed(state: _State, beam: _Beam) -> int:
+    """:func:`~nips25_vgsearch.generator.path_seed` of a beam, hashed once per lineage and problem."""
+    seed = state.seeds.get(beam.lineage)
+    if seed is None:
+        seed = state.seeds[beam.lineage] = path_seed(state.seed, state.problem, beam.lineage)
+    return seed
 
 
 def _verify(verifier: Verifier, pairs: list[tuple[_State, _Beam]]) -> None:
@@ -416,10 +422,7 @@ def _refill(state: _State, config: SearchConfig) -> None:
 
 
 def _result(state: _State, config: SearchConfig, flops_model: FlopsModel) -> SearchResult:
-    scored = [
-        (aggregate_scores(b.step_scores, agg=config.agg), path_seed(state.seed, state.problem, b.lineage), b.text)
-        for b in state.completed
-    ]
+    scored = [(aggregate_scores(b.step_scores, agg=config.agg), _path_seed(state, b), b.text) for b in state.completed]
     scored.sort(key=lambda t: (-t[0], t[1]))
     return SearchResult(
         problem=state.problem,

@@ -11,11 +11,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
 
-from nips25_vgsearch.generator import STOP, Step, StepRequest, is_int, step_seed
+from nips25_vgsearch.generator import STOP, Step, StepRequest, is_int
 
 __all__ = ["MATH500_LEVEL_MIX", "SimGenerator", "SimPRM", "StepChainTask", "consecutive_gap_share"]
 
@@ -170,6 +171,7 @@ class StepChainTask:
         return q**depth
 
 
+@lru_cache(maxsize=1 << 16)
 def _parse_problem(problem: str) -> tuple[float, int, int]:
     m = _PROBLEM.match(problem)
     if m is None:
@@ -179,7 +181,12 @@ def _parse_problem(problem: str) -> tuple[float, int, int]:
 
 @dataclass
 class SimGenerator:
-    """Samples steps of a :class:`StepChainTask`; step ``k`` of a path is a function of ``step_seed(seed, k)``."""
+    """Samples steps of a :class:`StepChainTask`; step ``k`` of a path is a pure function of ``(seed, k)``.
+
+    Batched: the draws of all requests are computed at once with a vectorised counter-based hash (SplitMix64 of
+    ``(seed, k)``), so the simulator's cost is a few numpy operations per call rather than one random generator
+    per step. A path is the same whether sampled step by step or to the end, and whatever batch it is in.
+    """
 
     task: StepChainTask
     n_params: float = 1.5e9
@@ -193,26 +200,90 @@ class SimGenerator:
 
     def step(self, requests: Sequence[StepRequest], *, to_eos: bool = False) -> list[Step]:
         """One step (or the rest of the chain with ``to_eos``) per request."""
-        out = []
-        lam = self.task.tokens_per_step - 1.0
-        for req in requests:
-            q, depth, _ = _parse_problem(req.problem)
-            last = _STEP.findall(req.prefix)
-            ok = True if not last else last[-1][1] == "ok"
-            texts, tokens, k = [], 0, req.depth
-            while True:
-                rng = np.random.default_rng(step_seed(req.seed, k))
-                u, n_tok, ident = rng.random(), 1 + int(rng.poisson(lam)), int(rng.integers(1 << 62))
-                ok = u < q if ok else u < self.task.recovery
-                k += 1
-                text = f"[{k}|{'ok' if ok else 'err'}|{n_tok}|{ident}]"
-                done = k >= depth
-                texts.append(text + (f" answer={'right' if ok else 'wrong'}" if done else STOP))
-                tokens += n_tok
-                if done or not to_eos:
-                    break
-            out.append(Step("".join(texts), tokens, len(texts), done))
-        return out
+        if not requests:
+            return []
+        parsed = [_parse_problem(r.problem) for r in requests]
+        q = np.array([p[0] for p in parsed])
+        depth = np.array([p[1] for p in parsed], dtype=np.int64)
+        k = np.array([r.depth for r in requests], dtype=np.int64)
+        ok = np.array([_last_ok(r.prefix) for r in requests], dtype=bool)
+        seeds = np.array([r.seed & _MASK for r in requests], dtype=np.uint64)
+        texts: list[list[str]] = [[] for _ in requests]
+        tokens = np.zeros(len(requests), dtype=np.int64)
+        live = np.arange(len(requests))
+        cdf = _poisson_cdf(self.task.tokens_per_step - 1.0)
+        while live.size:
+            u, u_tok, ident = _step_draws(seeds[live], k[live])
+            ok[live] = np.where(ok[live], u < q[live], u < self.task.recovery)
+            n_tok = 1 + np.minimum(np.searchsorted(cdf, u_tok, side="right"), cdf.size - 1)
+            k[live] += 1
+            tokens[live] += n_tok
+            done = k[live] >= depth[live]
+            for i, ki, oki, ni, idi, di in zip(live.tolist(), k[live].tolist(), ok[live].tolist(), n_tok.tolist(),
+                                               ident.tolist(), done.tolist()):  # fmt: skip
+                tail = f" answer={'right' if oki else 'wrong'}" if di else STOP
+                texts[i].append(f"[{ki}|{'ok' if oki else 'err'}|{ni}|{idi}]{tail}")
+            live = live[~done] if to_eos else live[:0]
+        finished = (k >= depth).tolist()
+        return [Step("".join(t), int(n), len(t), f) for t, n, f in zip(texts, tokens.tolist(), finished)]
+
+
+def _last_ok(prefix: str) -> bool:
+    """Whether the last step of ``prefix`` is correct (``True`` at the root)."""
+    if not prefix:
+        return True
+    m = _STEP.search(prefix, prefix.rfind("["))
+    if m is None:
+        raise ValueError(f"prefix is not a StepChainTask solution: {prefix[:60]!r}")
+    return m.group(2) == "ok"
+
+
+@lru_cache(maxsize=16)
+def _poisson_cdf(lam: float) -> np.ndarray:
+    """CDF of Poisson(``lam``) on 0..K with K far in the tail (the last entry is 1)."""
+    top = int(lam + 12 * math.sqrt(lam) + 20)
+    ks = np.arange(top + 1)
+    if lam > 0:
+        pmf = np.exp(ks * math.log(lam) - lam - np.array([math.lgamma(k + 1.0) for k in ks]))
+    else:
+        pmf = (ks == 0).astype(float)
+    cdf = np.cumsum(pmf)
+    cdf[-1] = 1.0
+    return cdf
+
+
+def _splitmix_np(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 of every entry of a ``uint64`` array (wrapping arithmetic, as :func:`_splitmix`)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _hash_np(*keys: int | np.ndarray) -> np.ndarray:
+    """:func:`_normal`'s hash chain of integer keys (scalars or ``uint64`` arrays), vectorised."""
+    x = np.zeros(1, dtype=np.uint64)
+    for key in keys:
+        k = np.uint64(key & _MASK) if isinstance(key, int) else np.asarray(key, dtype=np.uint64)
+        x = _splitmix_np(x ^ k)
+    return x
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    """Uniforms in (0, 1) from the top 53 bits of ``uint64`` hashes."""
+    return ((x >> np.uint64(11)).astype(np.float64) + 0.5) / float(1 << 53)
+
+
+def _step_draws(seeds: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three draws of step ``k`` of paths ``seeds``: correctness uniform, token-count uniform, 62-bit id."""
+    h = _hash_np(seeds, k.astype(np.uint64))
+    return _unit(_splitmix_np(h ^ np.uint64(1))), _unit(_splitmix_np(h ^ np.uint64(2))), (
+        _splitmix_np(h ^ np.uint64(3)) >> np.uint64(2))  # fmt: skip
+
+
+def _normals(*keys: int | np.ndarray) -> np.ndarray:
+    """:func:`_normal` of many key tuples at once (the same values)."""
+    return np.array([_NORMAL.inv_cdf(u) for u in _unit(_hash_np(*keys)).tolist()])
 
 
 @dataclass
@@ -224,33 +295,44 @@ class SimPRM:
     seed: int = 12345
 
     def score(self, problems: Sequence[str], prefixes: Sequence[str]) -> list[list[float]]:
-        """Per-step scores :math:`s_t` of each prefix."""
+        """Per-step scores :math:`s_t` of each prefix (the recursion over steps, vectorised over paths)."""
         if len(problems) != len(prefixes):
             raise ValueError(f"problems and prefixes must have the same length, got {len(problems)}, {len(prefixes)}")
+        if not problems:
+            return []
         t = self.task
-        out = []
+        paths = []
         for problem, prefix in zip(problems, prefixes):
             _parse_problem(problem)
             steps = _STEP.findall(prefix)
             if not steps:
                 raise ValueError("prefixes must hold at least one step")
-            first = int(steps[0][3])
-            bias = t.prm_bias * _normal(self.seed, first, 1)
-            z, scores, noticed = 0.0, [], False
-            for i, (_, tag, _, ident) in enumerate(steps):
-                if tag == "err" and not noticed:
-                    noticed = _NORMAL.cdf(_normal(self.seed, int(ident), 3)) < t.prm_detect
-                elif tag == "ok":
-                    noticed = False
-                mu = -t.prm_signal if noticed else t.prm_signal
-                eps = _normal(self.seed, int(ident), 2)
-                if i == 0:
-                    z = mu + bias + t.prm_first_noise * eps
-                else:
-                    z = t.rho * z + (1.0 - t.rho) * (mu + bias) + t.prm_noise * eps
-                scores.append(1.0 / (1.0 + math.exp(-z)))
-            out.append(scores)
-        return out
+            paths.append(steps)
+        lengths = np.array([len(p) for p in paths])
+        longest = int(lengths.max())
+        ident = np.zeros((len(paths), longest), dtype=np.uint64)
+        err = np.zeros((len(paths), longest), dtype=bool)
+        for i, steps in enumerate(paths):
+            ident[i, : len(steps)] = [int(s[3]) for s in steps]
+            err[i, : len(steps)] = [s[1] == "err" for s in steps]
+        bias = t.prm_bias * _normals(self.seed, ident[:, 0], 1)
+        valid = np.arange(longest)[None, :] < lengths[:, None]
+        eps = np.zeros(ident.shape)
+        eps[valid] = _normals(self.seed, ident[valid], 2)
+        notice = np.zeros(ident.shape, dtype=bool)
+        notice[valid] = _unit(_hash_np(self.seed, ident[valid], 3)) < t.prm_detect
+        z = np.zeros(len(paths))
+        noticed = np.zeros(len(paths), dtype=bool)
+        scores = np.zeros(ident.shape)
+        for j in range(longest):
+            noticed = np.where(err[:, j], noticed | notice[:, j], False)
+            mu = np.where(noticed, -t.prm_signal, t.prm_signal)
+            if j == 0:
+                z = mu + bias + t.prm_first_noise * eps[:, 0]
+            else:
+                z = t.rho * z + (1.0 - t.rho) * (mu + bias) + t.prm_noise * eps[:, j]
+            scores[:, j] = 1.0 / (1.0 + np.exp(-z))
+        return [row[:m] for row, m in zip(scores.tolist(), lengths.tolist())]
 
 
 def consecutive_gap_share(step_scores: Sequence[Sequence[float]], *, threshold: float = 0.01) -> float:
