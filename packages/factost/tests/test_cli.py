@@ -152,8 +152,8 @@ def test_run_names_the_node_and_row_of_a_bad_file_and_fills_skipped_steps(tmp_pa
     all_nan["b"] = np.nan
     inf.loc[9, "c"] = np.inf
     repeated.iloc[4, 0] = repeated.iloc[3, 0]
-    uneven = frame.copy()
-    uneven.iloc[:, 0] = pd.to_datetime(uneven.iloc[:, 0]) + pd.to_timedelta(np.where(np.arange(200) >= 50, 6, 0), "h")
+    uneven, stamp = frame.copy(), frame.columns[0]
+    uneven[stamp] = pd.to_datetime(frame[stamp]) + pd.to_timedelta(np.where(np.arange(200) >= 50, 6, 0), unit="h")
     cases = [("", ("empty",)), (all_nan, ("'b'", "no value")), (inf, ("'c'", "row 9")), (repeated, ("row 4",)),
              (frame.iloc[:30], ("30 time steps", "--data")), (uneven, ("evenly spaced", "row 50"))]  # fmt: skip
     for i, (broken, words) in enumerate(cases):
