@@ -138,3 +138,32 @@ def test_run_reads_a_users_panel_and_names_the_bad_column(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main([*base, "--data", str(data), "--coords", str(coords)])
     assert exc.value.code == 2 and "['c']" in capsys.readouterr().err
+
+
+def test_run_names_the_node_and_row_of_a_bad_file_and_fills_skipped_steps(tmp_path, capsys):
+    """A newcomer's bad files (issue 32 follow-up): an empty file, a node with no value, inf, a repeated timestamp,
+    too few rows, uneven steps each exit 2 naming the file and the node/row; skipped days become missing values."""
+    from nips25_factost.cli import read_panel_file
+
+    ckpt = tmp_path / "bb.pt"
+    ckpt.write_bytes(save_pretrained(TemporalBackbone(d_model=16, n_heads=2, n_layers=1, d_ff=32, n_domains=2)))
+    frame = pd.read_csv(_csv(tmp_path))
+    all_nan, inf, repeated = frame.copy(), frame.copy(), frame.copy()
+    all_nan["b"] = np.nan
+    inf.loc[9, "c"] = np.inf
+    repeated.iloc[4, 0] = repeated.iloc[3, 0]
+    uneven, stamp = frame.copy(), frame.columns[0]
+    uneven[stamp] = pd.to_datetime(frame[stamp]) + pd.to_timedelta(np.where(np.arange(200) >= 50, 6, 0), unit="h")
+    cases = [("", ("empty",)), (all_nan, ("'b'", "no value")), (inf, ("'c'", "row 9")), (repeated, ("row 4",)),
+             (frame.iloc[:30], ("30 time steps", "--data")), (uneven, ("evenly spaced", "row 50"))]  # fmt: skip
+    for i, (broken, words) in enumerate(cases):
+        path = tmp_path / f"broken{i}.csv"
+        path.write_text(broken) if isinstance(broken, str) else broken.to_csv(path, index=False)
+        with pytest.raises(SystemExit) as exc:
+            main(["run", "--checkpoint", str(ckpt), "--data", str(path), "--steps", "1", "--out", str(tmp_path / "f")])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and f"broken{i}.csv" in err and all(w in err for w in words), (i, err)
+    gap = tmp_path / "gap.csv"
+    frame.drop(index=[20, 21]).to_csv(gap, index=False)
+    panel = read_panel_file(gap)
+    assert panel.n_times == 200 and np.isnan(panel.values[20:22]).all() and not np.isnan(panel.values[22]).any()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from nips25_shared import (
     add_common_arguments,
     configure_logging,
+    get_logger,
     positive_int,
     run_reproduce,
     seed_everything,
@@ -19,9 +20,13 @@ from nips25_shared import (
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from nips25_factost.panel import STPanel
 
 __all__ = ["main", "read_panel_file"]
+
+log = get_logger("nips25_factost.cli")
 
 
 def _pretrain(args: argparse.Namespace) -> int:
@@ -68,7 +73,12 @@ def read_panel_file(path: Path, coords: Path | None = None) -> STPanel:
     def read(file: Path) -> pd.DataFrame:
         if file.suffix.lower() in (".parquet", ".pq"):
             return pd.read_parquet(file)  # ImportError without pyarrow: reported as a usage error
-        return pd.read_csv(file)
+        try:
+            return pd.read_csv(file)
+        except pd.errors.EmptyDataError as err:
+            raise ValueError(f"{file}: the file is empty (need a header row and data rows)") from err
+        except pd.errors.ParserError as err:
+            raise ValueError(f"{file}: not a readable CSV file: {err}") from err
 
     frame = read(path)
     if isinstance(frame.index, pd.DatetimeIndex):
@@ -90,6 +100,7 @@ def read_panel_file(path: Path, coords: Path | None = None) -> STPanel:
             raise ValueError(f"{path}: column {col!r} must be numeric; row {row} holds {frame[col].iloc[row]!r}")
         values[str(col)] = numeric.to_numpy(dtype=np.float64)
     table = pd.DataFrame(values, index=pd.DatetimeIndex(stamps))
+    table = _fill_missing_steps(table, path)
     xy = None
     if coords is not None:
         c = read(coords)
@@ -108,6 +119,33 @@ def read_panel_file(path: Path, coords: Path | None = None) -> STPanel:
         return STPanel.from_frame(table, coords=xy, name=path.stem)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from err
+
+
+def _fill_missing_steps(table: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Insert all-missing rows where the timestamps skip steps of the panel's sampling interval.
+
+    The interval is the smallest step between consecutive timestamps; every other step must be a whole multiple of
+    it (a skipped step becomes a row of NaN, logged), otherwise the file is refused, naming the row.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if len(table) < 2 or not table.index.is_monotonic_increasing or table.index.has_duplicates:
+        return table  # too short or unordered: STPanel names the problem
+    steps = np.diff(pd.DatetimeIndex(table.index).as_unit("ns").asi8)  # nanoseconds, whatever the resolution
+    unit = int(steps.min())
+    off = np.flatnonzero(steps % unit)
+    if off.size:
+        row = int(off[0]) + 1
+        raise ValueError(f"{path}: timestamps must be evenly spaced; row {row} ({table.index[row]}) is "
+                         f"{pd.Timedelta(int(steps[row - 1]))} after the previous row, not a multiple of the "
+                         f"interval {pd.Timedelta(unit)}")  # fmt: skip
+    if (steps == unit).all():
+        return table
+    full = pd.date_range(table.index[0], table.index[-1], freq=pd.Timedelta(unit))
+    log.warning("%s: %d missing time steps (interval %s) inserted as missing values", path, len(full) - len(table),
+                pd.Timedelta(unit))  # fmt: skip
+    return table.reindex(full)
 
 
 def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -135,6 +173,11 @@ def _adapt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                         n_prompt_tokens=cfg.n_prompt_tokens, refinement=args.refinement, prompt=args.prompt,
                         coords=None if panel.coords is None else torch.as_tensor(panel.coords))  # fmt: skip
     model = FactoST(backbone, adapter, freeze_backbone=not args.fine_tune, replay=replay)
+    need = args.context + args.horizon
+    rows = next(t for t in range(need, 6 * need) if round(0.2 * t) >= need)  # the 20% test span is the shortest
+    if panel.n_times < rows:
+        parser.error(f"--data {args.data}: {panel.n_times} time steps are too few: the 70% training and 20% test "
+                     f"spans each need at least L + H = {need} steps, so at least {rows} rows")  # fmt: skip
     train, _, test = split_panel(panel, train=0.7, val=0.1)
     accelerator = Accelerator()
     try:

@@ -11,7 +11,7 @@ from nips25_factost.backbone import TemporalBackbone
 from nips25_factost.panel import STPanel, split_panel
 from nips25_factost.pretraining import UTPConfig, utp_loss
 from nips25_factost.replay import ReplayBuffer
-from nips25_factost.training import FitConfig, PanelForecaster, shard_bounds
+from nips25_factost.training import FitConfig, PanelForecaster, draw_local
 
 __all__ = ["FactoST"]
 
@@ -138,20 +138,16 @@ class FactoST(PanelForecaster):
         The replay batch holds ``max(2, round(replay_ratio * B * N))`` windows per process (``B``: this process's
         batch). Under several processes the windows are drawn for all of them at once from the buffer's generator
         (seeded alike on every process) and each process takes its own slice
-        (:func:`~nips25_factost.training.shard_bounds`): distinct windows per process, the same draws as one
+        (:func:`~nips25_factost.training.draw_local`): distinct windows per process, the same draws as one
         process at the same global batch.
         """
         cfg = self._fit_config
         if self.replay is None or len(self.replay) < 2 or (cfg.align_weight == 0 and cfg.replay_ratio == 0):
             return None
         accelerator = self._accelerator
-        world = 1 if accelerator is None else accelerator.num_processes
         length, horizon = x.shape[1], calendar.shape[1] - x.shape[1]
-        n_replay = world * max(2, round(cfg.replay_ratio * x.shape[0] * self.n_nodes))
-        windows, domains = self.replay.sample(n_replay)
-        if accelerator is not None and world > 1:
-            mine = shard_bounds(n_replay, accelerator)
-            windows, domains = windows[mine], domains[mine]
+        n_replay = max(2, round(cfg.replay_ratio * x.shape[0] * self.n_nodes))
+        windows, domains = draw_local(self.replay.sample, n_replay, accelerator)
         w = torch.as_tensor(windows, dtype=torch.float32, device=x.device)
         loss = x.new_zeros(())
         pooled = getattr(self, "_pooled", None)

@@ -83,18 +83,27 @@ class STPanel:
             raise ValueError(f"values must be a (T, N) array, got shape {values.shape}")
         if values.shape[0] == 0 or values.shape[1] == 0:
             raise ValueError(f"values must be non-empty, got shape {values.shape}")
+        names = self.node_names if self.node_names is not None and len(self.node_names) == values.shape[1] else None
+
+        def node(j: int) -> str:
+            return f"node {j}" if names is None else f"node {j} ({names[j]!r})"
+
         if np.isinf(values).any():
-            raise ValueError("values must not contain inf (use NaN for missing values)")
+            row, col = (int(i) for i in np.argwhere(np.isinf(values))[0])
+            raise ValueError(f"values must not contain inf (use NaN for missing values): {node(col)}, row {row}")
         if np.isnan(values).all(axis=0).any():
-            raise ValueError("values: every node needs at least one observed value")
+            empty = [node(int(j)) for j in np.flatnonzero(np.isnan(values).all(axis=0))]
+            raise ValueError(f"values: every node needs at least one observed value; no value for {', '.join(empty)}")
         try:
             ts = pd.DatetimeIndex(self.timestamps)
         except (TypeError, ValueError) as err:
             raise TypeError(f"timestamps must be convertible to a DatetimeIndex: {err}") from err
         if len(ts) != values.shape[0]:
             raise ValueError(f"timestamps has length {len(ts)}, expected T={values.shape[0]} (rows of values)")
-        if not ts.is_monotonic_increasing or ts.has_duplicates:
-            raise ValueError("timestamps must be strictly increasing")
+        if len(ts) > 1 and not (ts[1:] > ts[:-1]).all():
+            row = int(np.flatnonzero(~(ts[1:] > ts[:-1]))[0]) + 1
+            raise ValueError(f"timestamps must be strictly increasing; row {row} ({ts[row]}) does not follow row "
+                             f"{row - 1} ({ts[row - 1]})")  # fmt: skip
         coords = None
         if self.coords is not None:
             coords = np.asarray(self.coords, dtype=np.float64)

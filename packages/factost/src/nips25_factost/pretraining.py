@@ -10,6 +10,7 @@ zero-shot forecasting.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from torch.utils.data import TensorDataset
 from nips25_factost.backbone import BackboneConfig, TemporalBackbone, instance_normalize, patchify
 from nips25_factost.quantiles import pinball_loss
 from nips25_factost.replay import ReplayBuffer
-from nips25_factost.training import resolve_accelerator, shard_bounds, train_steps
+from nips25_factost.training import draw_local, resolve_accelerator, train_steps
 
 __all__ = [
     "UTPConfig",
@@ -175,7 +176,7 @@ def utp_loss(
         generator: the generator of the patch masks.
         accelerator: under several processes, ``windows`` is this process's slice of a global batch of
             ``B * num_processes`` rows; the masks are drawn for the global batch (the same ``generator`` state on
-            every process) and sliced alike (:func:`~nips25_factost.training.shard_bounds`), so every process masks
+            every process) and sliced alike (:func:`~nips25_factost.training.draw_local`), so every process masks
             its own rows as one process would.
 
     Returns:
@@ -195,11 +196,8 @@ def utp_loss(
         z, observed, mean, std = instance_normalize(ctx, eps=backbone.config.eps)
         values, obs = patchify(z, observed, p)
         tokens = backbone.patch_embed(torch.cat([values, obs.to(values.dtype)], dim=-1))
-        world = 1 if accelerator is None else accelerator.num_processes
-        masked = patch_mask(tokens.shape[0] * world, tokens.shape[1], config.mask_ratio, generator=generator)
-        if accelerator is not None and world > 1:
-            masked = masked[shard_bounds(tokens.shape[0] * world, accelerator)]
-        masked = masked.to(tokens.device)
+        draw = functools.partial(patch_mask, n_patches=tokens.shape[1], ratio=config.mask_ratio, generator=generator)
+        masked = draw_local(draw, tokens.shape[0], accelerator).to(tokens.device)
         tokens = torch.where(masked[..., None], backbone.mask_token.expand_as(tokens), tokens)
         out = backbone.encode(backbone.assemble(tokens, config.horizon, i), prompt)
         rec = backbone.reconstruct(out, tokens.shape[1])  # (B, P, p, Q)

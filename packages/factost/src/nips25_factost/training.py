@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -15,7 +16,17 @@ from torch.utils.data import TensorDataset
 from nips25_factost.panel import STPanel, make_windows
 from nips25_shared import progress
 
-__all__ = ["FitConfig", "PanelForecaster", "loss_scale", "resolve_accelerator", "shard_bounds", "train_steps"]
+__all__ = [
+    "FitConfig",
+    "PanelForecaster",
+    "draw_local",
+    "loss_scale",
+    "resolve_accelerator",
+    "shard_bounds",
+    "train_steps",
+]
+
+_Drawn = TypeVar("_Drawn", np.ndarray, torch.Tensor, tuple)
 
 
 def resolve_accelerator(accelerator: Accelerator | None) -> Accelerator:
@@ -45,6 +56,28 @@ def shard_bounds(global_size: int, accelerator: Accelerator) -> slice:
     """
     world, rank = accelerator.num_processes, accelerator.process_index
     return slice(rank * global_size // world, (rank + 1) * global_size // world)
+
+
+def draw_local(draw: Callable[[int], _Drawn], local_size: int, accelerator: Accelerator | None) -> _Drawn:
+    """Draw ``local_size`` random rows per process as one process would draw them for the global batch.
+
+    ``draw(local_size * P)`` is called on every process (its generator seeded alike everywhere, so every process
+    draws the same global rows) and this process's :func:`shard_bounds` slice is returned; a tuple of arrays is
+    sliced element-wise. With one process (or ``accelerator=None``) this is ``draw(local_size)``. The UTP patch
+    masks and FactoST's replay windows are drawn this way.
+
+    Example:
+        >>> from accelerate import Accelerator
+        >>> draw_local(lambda n: np.arange(n), 3, Accelerator())
+        array([0, 1, 2])
+    """
+    world = 1 if accelerator is None else accelerator.num_processes
+    drawn = draw(local_size * world)
+    if world == 1:
+        return drawn
+    assert accelerator is not None
+    mine = shard_bounds(local_size * world, accelerator)
+    return tuple(part[mine] for part in drawn) if isinstance(drawn, tuple) else drawn[mine]  # type: ignore[return-value]
 
 
 def _average_gradients(params: list[nn.Parameter], loss: torch.Tensor, accelerator: Accelerator) -> torch.Tensor:
