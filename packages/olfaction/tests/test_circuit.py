@@ -153,7 +153,8 @@ def test_chunked_cpu_path_equals_one_vmap(odors, n_trials):
 
     c = Circuit.random(jax.random.key(3), n_pn=24, n_kc=40, params=replace(PARAMS, w_li=0.03, g_sfa=0.2))
     five = odors[:5]  # 5 odours: chunks of 8 // n_trials do not divide 5 for n_trials = 3
-    p, gains = c.params, np.asarray([p_ for p_ in (c.params.w_pn, c.params.w_li, c.params.g_sfa)], np.float32)
+    p = c.params
+    gains = np.asarray([p.w_pn, p.w_li, p.g_sfa], np.float32)
     structure = replace(p, w_pn=0.0, w_li=0.0, g_sfa=0.0)
     args = (c.connectivity, jax.numpy.asarray(five, "float32"), jax.random.key(4), gains, np.float32(20.0), structure,
             OUNoise(20.0).decay_over(p.dt), n_trials)  # fmt: skip

@@ -220,7 +220,11 @@ def _control_claims(ctrl: dict[str, NDArray[np.float64]], sigma: float, scale: s
     conds = tuple(CONDITIONS)
     claims = []
     for name, mech, statement in (
-        ("li", "LI", "Positive control (LI claim): under per-trial concentration jitter (balanced over odours), LI helps."),
+        (
+            "li",
+            "LI",
+            "Positive control (LI claim): under per-trial concentration jitter (balanced over odours), LI helps.",
+        ),
         ("sfa", "SFA", "Positive control (SFA claim): with an odour onset then a common sustained input, SFA helps."),
     ):
         d, se = _paired(ctrl[name], conds, mech, "none")
