@@ -143,3 +143,24 @@ def test_matched_calibration_equalises_sparseness(odors):
         )
         assert abs(float(np.mean(np.asarray(counts) > 0)) - 0.10) <= 0.02, cond
     assert matched["LI+SFA"].w_li >= matched["LI"].w_li  # SFA lowers the rate, so LI+SFA needs more inhibition
+
+
+@pytest.mark.parametrize("n_trials", [1, 3, 9])
+def test_chunked_cpu_path_equals_one_vmap(odors, n_trials):
+    """The CPU path (odours in sequential chunks, padded when the chunk does not divide K) gives the same counts and
+    rasters as one vmap over every odour and trial."""
+    from nips25_olfaction import circuit as circuit_mod
+
+    c = Circuit.random(jax.random.key(3), n_pn=24, n_kc=40, params=replace(PARAMS, w_li=0.03, g_sfa=0.2))
+    five = odors[:5]  # 5 odours: chunks of 8 // n_trials do not divide 5 for n_trials = 3
+    p = c.params
+    gains = np.asarray([p.w_pn, p.w_li, p.g_sfa], np.float32)
+    structure = replace(p, w_pn=0.0, w_li=0.0, g_sfa=0.0)
+    args = (c.connectivity, jax.numpy.asarray(five, "float32"), jax.random.key(4), gains, np.float32(20.0), structure,
+            OUNoise(20.0).decay_over(p.dt), n_trials)  # fmt: skip
+    for raster in (False, True):
+        whole = circuit_mod._simulate_jit(*args, raster, 0)
+        chunked = circuit_mod._simulate_jit(*args, raster, circuit_mod._TRIALS_PER_CHUNK)
+        np.testing.assert_array_equal(np.asarray(chunked), np.asarray(whole))
+    public = simulate(c, five, noise=OUNoise(20.0), n_trials=n_trials, key=jax.random.key(4))
+    np.testing.assert_array_equal(np.asarray(public), np.asarray(circuit_mod._simulate_jit(*args, False, 0)))

@@ -47,3 +47,18 @@ def test_cli_help_and_bad_noise(capsys):
         main(["run", "--noise", "1,x"])
     assert err.value.code == 2
     assert "--noise" in capsys.readouterr().err
+
+
+def test_balanced_gains_give_every_odour_the_same_gains():
+    """The stratified concentrations of the gain controls: per odour the same multiset (so equal means), shuffled."""
+    import numpy as np
+    from nips25_olfaction.experiments.controls import balanced_gains
+
+    g = balanced_gains(np.random.default_rng(0), 8, 10, 10, log_sd=0.5)
+    assert g.shape == (8, 20) and np.all(g > 0)
+    for part in (g[:, :10], g[:, 10:]):
+        np.testing.assert_allclose(np.sort(part, axis=1), np.sort(part[:1], axis=1).repeat(8, 0))
+    assert not np.all(g[:, :10] == g[:1, :10])  # each odour in its own order
+    np.testing.assert_allclose(np.median(np.log(g[0, :10])), 0.0, atol=1e-12)
+    with pytest.raises(ValueError, match="log_sd"):
+        balanced_gains(np.random.default_rng(0), 2, 2, 2, log_sd=-1.0)

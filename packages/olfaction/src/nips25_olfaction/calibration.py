@@ -136,6 +136,7 @@ def calibrate_matched(
     *,
     targets: CalibrationTargets | None = None,
     tolerance: float = 0.02,
+    native: CircuitParams | None = None,
 ) -> dict[str, CircuitParams]:
     """Per-condition constants that give every condition the same KC sparseness (``targets.active_li`` active).
 
@@ -152,6 +153,8 @@ def calibrate_matched(
         circuit: wiring and the other constants.
         targets: the calibration principles; ``targets.active_li`` is the matched active fraction.
         tolerance: largest accepted gap between a reached and the targeted active fraction.
+        native: the result of :func:`calibrate` on the same odours, circuit and targets, if already computed (it
+            is then not recomputed; passing another circuit's constants gives constants for that one).
 
     Returns:
         ``{condition: CircuitParams}`` for the four conditions of :data:`CONDITIONS`.
@@ -160,7 +163,8 @@ def calibrate_matched(
         ValueError: as :func:`calibrate`, or if a condition cannot reach the target within ``tolerance``.
     """
     targets = targets or CalibrationTargets()
-    native = calibrate(pn_rates, circuit, targets=targets, tolerance=tolerance)
+    if native is None:
+        native = calibrate(pn_rates, circuit, targets=targets, tolerance=tolerance)
     active = _active_fraction_fn(pn_rates, circuit)
     goal = targets.active_li
     out: dict[str, CircuitParams] = {}

@@ -244,6 +244,9 @@ def simulate(
     # Only the time grid and the noise's memory are compiled in; gains and sigma are traced, so sweeping them
     # (calibration, noise levels) reuses one compiled program.
     structure = replace(p, w_pn=0.0, w_li=0.0, g_sfa=0.0)
+    # On one CPU device, odours run in cache-sized chunks; sharded inputs and accelerators get one vmap over all.
+    spread = not is_traced(rates) and len(getattr(rates, "sharding", None).device_set) > 1  # type: ignore[union-attr]
+    chunk = _TRIALS_PER_CHUNK if jax.default_backend() == "cpu" and not spread else 0
     return _simulate_jit(
         circuit.connectivity,
         rates,
@@ -254,11 +257,15 @@ def simulate(
         noise.decay_over(p.dt),
         n_trials,
         record == "raster",
+        chunk,
     )
 
 
-@functools.partial(jax.jit, static_argnames=("p", "noise_decay", "n_trials", "record_raster"))
-def _simulate_jit(connectivity, rates, key, gains, sigma, p, noise_decay, n_trials, record_raster):
+_TRIALS_PER_CHUNK = 8
+
+
+@functools.partial(jax.jit, static_argnames=("p", "noise_decay", "n_trials", "record_raster", "chunk"))
+def _simulate_jit(connectivity, rates, key, gains, sigma, p, noise_decay, n_trials, record_raster, chunk):
     n_odors = rates.shape[0]
     keys = jax.random.split(key, (n_odors, n_trials))
 
@@ -266,5 +273,24 @@ def _simulate_jit(connectivity, rates, key, gains, sigma, p, noise_decay, n_tria
         return _trial(rate, k, connectivity, p, gains, sigma, noise_decay, record_raster)
 
     per_trial = jax.vmap(one, in_axes=(None, 0))
-    counts, raster = jax.vmap(per_trial, in_axes=(0, 0))(rates, keys)
-    return raster if record_raster else counts
+    if chunk == 0:
+        counts, raster = jax.vmap(per_trial, in_axes=(0, 0))(rates, keys)
+        return raster if record_raster else counts
+    # Odours in sequential chunks of about `chunk` trials (vmapped inside a chunk), not all at once: the
+    # state of a chunk stays in cache: 2-2.6x less CPU time than one vmap over every trial on 2 EPYC cores, and
+    # the same counts (each trial's key and arithmetic are unchanged).
+    batch = max(1, min(n_odors, chunk // n_trials))
+    n_chunks = -(-n_odors // batch)
+    pad = n_chunks * batch - n_odors  # padded odours are simulated on zero input and dropped
+    rates_c = jnp.pad(rates, ((0, pad),) + ((0, 0),) * (rates.ndim - 1)).reshape(n_chunks, batch, *rates.shape[1:])
+    raw = jax.random.key_data(keys)
+    raw = jnp.pad(raw, ((0, pad),) + ((0, 0),) * (raw.ndim - 1)).reshape(n_chunks, batch, *raw.shape[1:])
+    impl = jax.random.key_impl(key)
+
+    def run_chunk(args):
+        r, kd = args
+        return jax.vmap(per_trial)(r, jax.random.wrap_key_data(kd, impl=impl))
+
+    counts, raster = jax.lax.map(run_chunk, (rates_c, raw))
+    out = raster if record_raster else counts
+    return out.reshape(n_chunks * batch, *out.shape[2:])[:n_odors]
