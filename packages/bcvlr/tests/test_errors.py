@@ -229,3 +229,20 @@ def test_loaders_reject_foreign_files_naming_the_path(tmp_path) -> None:  # type
     torch.save({"weights": torch.zeros(2)}, tmp_path / "other.pt")
     with pytest.raises(ValueError, match="missing keys"):
         BCVLR.load(tmp_path / "other.pt")
+
+
+def test_load_video_names_the_file_and_key_and_never_truncates_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Found in the 0.2.1 fresh-user review: float ``episode_ids`` (0.5) were cast to 0 silently, a ``dones`` of the
+    wrong length was reported as ``episode_ids``, and a frame error did not name the file."""
+    frames = np.zeros((6, 4, 4, 3), np.uint8)
+    np.savez(tmp_path / "ids.npz", frames=frames, episode_ids=np.array([0, 0, 0.5, 1, 1, 1]))
+    with pytest.raises(ValueError, match=r"ids\.npz.*episode_ids.*integer"):
+        load_video(tmp_path / "ids.npz")
+    np.savez(tmp_path / "dones.npz", frames=frames, dones=np.zeros(4, bool))
+    with pytest.raises(ValueError, match=r"dones\.npz.*dones.*6"):
+        load_video(tmp_path / "dones.npz")
+    np.savez(tmp_path / "float.npz", obs=frames.astype(np.float32))
+    with pytest.raises(TypeError, match=r"float\.npz.*obs.*uint8"):
+        load_video(tmp_path / "float.npz")
+    np.savez(tmp_path / "whole.npz", frames=frames, episode_ids=np.array([0.0, 0, 0, 1, 1, 1]))
+    assert load_video(tmp_path / "whole.npz").episode_ids.tolist() == [0, 0, 0, 1, 1, 1]  # integral floats are fine

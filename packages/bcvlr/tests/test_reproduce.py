@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from nips25_bcvlr.cli import main
 
 from nips25_shared import load_report
@@ -64,3 +66,22 @@ def test_non_main_rank_writes_no_file(tmp_path, monkeypatch, capsys) -> None:  #
     assert list((tmp_path / "rank1").iterdir()) == [] and capsys.readouterr().out.count("cli.npz") == 1
     assert sorted(p.name for p in (tmp_path / "rank0").iterdir()) == ["cli.npz", "latent_r2.png",
                                                                       "normalized_return.png", "video.npz"]  # fmt: skip
+
+
+def test_seeds_in_worker_processes_equal_the_sequential_run(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """0.2.2: the one-thread profiles run their seeds in parallel spawned processes (one torch thread each); every
+    seed seeds itself, so the per-seed results are those of the sequential run, in seed order."""
+    from nips25_bcvlr import reproduce as rep
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent / "scripts"))  # spawned workers inherit sys.path
+    from seeded_draw import seeded_draw
+
+    sequential = rep._run_seeds(seeded_draw, 3, [3, 4, 5], workers=1, threads=1)
+    parallel = rep._run_seeds(seeded_draw, 3, [3, 4, 5], workers=2, threads=1)
+    assert [s["weights"] for s in parallel] == [s["weights"] for s in sequential]
+    assert [s["grad"] for s in parallel] == [s["grad"] for s in sequential]
+    assert sequential[0]["weights"] != sequential[1]["weights"]  # the seeds differ, so the order is checked
+    assert {s["threads"] for s in parallel} == {1} and not any(s["progress"] for s in parallel)
+    assert rep._default_workers(rep.PROFILES["quick"]) >= 1 and rep._default_workers(rep.PROFILES["paper"]) == 1
+    with pytest.raises(ValueError, match="workers"):
+        rep.reproduce(profile="tiny", out_dir=Path("unused"), workers=0)

@@ -4,8 +4,13 @@ and the continuous-control check: BCV-LR's continuous recipe against BCO on the 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import multiprocessing
+import os
 import statistics
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -375,6 +380,33 @@ def run_continuous_seed(profile: ContinuousProfile, seed: int, *, show_progress:
     return out
 
 
+def _default_workers(prof: Profile) -> int:
+    """Worker processes for the seeds: one per seed and free core for one-thread profiles, else 1."""
+    if prof.torch_threads != 1:
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    n = max(prof.n_seeds, prof.continuous.n_seeds if prof.continuous is not None else 0)
+    return max(1, min(n, cores))
+
+
+def _run_seeds(
+    fn: Callable[..., dict[str, Any]], profile: Any, seeds: Sequence[int], *, workers: int, threads: int
+) -> list[dict[str, Any]]:
+    """``[fn(profile, s) for s in seeds]``, in ``workers`` spawned processes when ``workers > 1``.
+
+    Every seed seeds itself (``seed_everything`` in ``fn``) and each process keeps ``threads`` torch threads, so the
+    results equal the sequential run's (tested); progress bars are shown only when sequential.
+    """
+    if workers <= 1 or len(seeds) <= 1:
+        return [fn(profile, s, show_progress=True) for s in seeds]
+    context = multiprocessing.get_context("spawn")  # no fork of a process that holds torch threads
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(seeds)), mp_context=context, initializer=torch.set_num_threads,
+        initargs=(max(threads, 1),),
+    ) as pool:  # fmt: skip
+        return list(pool.map(functools.partial(fn, show_progress=False), [profile] * len(seeds), seeds))
+
+
 def _mean(values: list[float]) -> float:
     return float(np.mean(values)) if values else float("nan")
 
@@ -500,7 +532,7 @@ def _discrete_claims(prof: Profile, per_seed: list[dict[str, Any]]) -> list[Clai
     ]
 
 
-def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report:
+def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, workers: int | None = None) -> Report:
     """Run the headline experiment and return the claims report (see the package README).
 
     Args:
@@ -509,13 +541,19 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             ``"paper"`` (the paper's Procgen and DMC hyper-parameters; hours, meant for a GPU).
         seed: first seed; the profile runs ``seed, seed + 1, ...``.
         out_dir: where the figures are written (by the main rank only, ``nips25_shared.logs.is_main_rank``).
+        workers: processes that run the seeds in parallel (each with the profile's torch threads); ``None``
+            (default): one per seed and available core for the one-thread profiles (``quick``, ``continuous``,
+            ``tiny``), 1 for ``paper``. Results do not depend on it (every seed seeds itself).
 
     Raises:
-        ValueError: if ``profile`` is unknown.
+        ValueError: if ``profile`` is unknown or ``workers < 1``.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     prof = PROFILES[profile]
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an int >= 1 or None, got {workers!r}")
+    n_workers = _default_workers(prof) if workers is None else workers
     out_dir = Path(out_dir)
     if is_main_rank():  # every file of the reproduction is written by the main rank only
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -524,10 +562,16 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         torch.set_num_threads(prof.torch_threads)
     start = time.perf_counter()
     try:
-        per_seed = [run_seed(prof, seed + i, show_progress=True) for i in range(prof.n_seeds)] if prof.discrete else []
+        threads = prof.torch_threads
+        per_seed = (
+            _run_seeds(run_seed, prof, [seed + i for i in range(prof.n_seeds)], workers=n_workers, threads=threads)
+            if prof.discrete
+            else []
+        )
         cont = prof.continuous
+        cont_seeds = [seed + i for i in range(cont.n_seeds)] if cont else []
         per_seed_cont = (
-            [run_continuous_seed(cont, seed + i, show_progress=True) for i in range(cont.n_seeds)] if cont else []
+            _run_seeds(run_continuous_seed, cont, cont_seeds, workers=n_workers, threads=threads) if cont else []
         )
     finally:
         torch.set_num_threads(previous_threads)
@@ -577,6 +621,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     figures = [_figure(per_seed, per_seed_cont, out_dir), _r2_figure(per_seed, per_seed_cont, out_dir)]
     config = {
         "profile": profile,
+        "seed_workers": n_workers,
         **{k: v for k, v in dataclasses.asdict(prof).items() if k not in ("agent", "baseline")},
         "agent": dataclasses.asdict(prof.agent),
         "baseline": dataclasses.asdict(prof.baseline),

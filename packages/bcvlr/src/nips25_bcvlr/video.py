@@ -129,17 +129,27 @@ def load_video(path: str | Path) -> Video:
         frames = frames.reshape(e * t, *frames.shape[2:])
         extra.setdefault("episode_ids", np.repeat(np.arange(e), t))
     if frames.ndim != 4:
-        raise ValueError(f"path: frames must be 4-D or 5-D pixel arrays, got shape {frames.shape}")
+        raise ValueError(f"path: {path}: {key} must be 4-D or 5-D pixel arrays, got shape {frames.shape}")
     if frames.shape[-1] == 3 and frames.shape[1] != 3:
         frames = frames.transpose(0, 3, 1, 2)
     if "episode_ids" not in extra:
         dones = extra.get("dones")
+        if dones is not None and dones.shape != (len(frames),):
+            raise ValueError(f"path: {path}: dones must have shape ({len(frames)},), got {dones.shape}")
         extra["episode_ids"] = (
             np.concatenate([[0], np.cumsum(dones[:-1].astype(bool))]) if dones is not None else np.zeros(len(frames))
-        ).astype(np.int64)
-    return Video(
-        frames=np.ascontiguousarray(frames),
-        episode_ids=extra["episode_ids"].astype(np.int64),
-        actions=extra.get("actions"),
-        returns=extra.get("returns"),
-    )
+        )
+    ids = extra["episode_ids"]
+    integral = np.issubdtype(ids.dtype, np.integer) or np.issubdtype(ids.dtype, np.bool_)
+    whole = np.issubdtype(ids.dtype, np.floating) and bool(np.all(np.isfinite(ids) & (ids == np.round(ids))))
+    if not (integral or whole):
+        raise ValueError(f"path: {path}: episode_ids must hold integer episode indices, got dtype {ids.dtype}")
+    try:
+        return Video(
+            frames=np.ascontiguousarray(frames),
+            episode_ids=ids.astype(np.int64),
+            actions=extra.get("actions"),
+            returns=extra.get("returns"),
+        )
+    except (ValueError, TypeError) as err:  # name the file (and the key the frames came from) in the message
+        raise type(err)(f"path: {path} ({key}): {err}") from err
