@@ -111,3 +111,12 @@ def test_quick_profile_drops_the_0_0_decoder_arm(tmp_path, monkeypatch):
     assert set(report.config["arms"]) == {"treegen", "binary_decoder_0.1", "oracle_control"}
     valid = next(c for c in report.claims if c.id == "valid-samples").measured
     assert "valid_binary_decoder_0.1" in valid and "valid_independent_decoder_0.0" not in valid
+
+
+def test_cli_cluster_empty_file_exits_2_naming_it(tmp_path, capsys):
+    """Found in the 0.2.1 fresh-user review: an empty .npz gave numpy's EOFError traceback."""
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
+    with pytest.raises(SystemExit) as err:
+        main(["cluster", str(empty)])
+    assert err.value.code == 2 and "empty.npz" in capsys.readouterr().err
