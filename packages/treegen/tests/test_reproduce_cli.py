@@ -92,3 +92,31 @@ def test_cli_reproduce_decoder_flag_reaches_reproduce(tmp_path, monkeypatch):
     assert err.value.code == 2
     with pytest.raises(ValueError, match="decoder"):
         reproduce(profile="tiny", out_dir=tmp_path, decoder="repair")
+
+
+def test_quick_profile_drops_the_0_0_decoder_arm(tmp_path, monkeypatch):
+    """0.2.2 (issue 43.7; the cut written in the README before its run): ``quick`` runs the 0.1 ``binary`` arm
+    beside TreeGen's decoder but not the 0.0 ``independent`` one; a profile without it reports it as absent."""
+    from dataclasses import replace
+
+    from nips25_treegen import reproduce as rep
+
+    assert rep.PROFILES["quick"].old_decoders == ("binary",)
+    assert rep.PROFILES["tiny"].old_decoders == ("binary", "independent")
+    with pytest.raises(ValueError, match="old_decoders"):
+        replace(rep.PROFILES["tiny"], old_decoders=("nope",))
+    cfg = replace(rep.PROFILES["tiny"], old_decoders=("binary",))
+    monkeypatch.setitem(rep.PROFILES, "tiny", cfg)
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
+    assert set(report.config["arms"]) == {"treegen", "binary_decoder_0.1", "oracle_control"}
+    valid = next(c for c in report.claims if c.id == "valid-samples").measured
+    assert "valid_binary_decoder_0.1" in valid and "valid_independent_decoder_0.0" not in valid
+
+
+def test_cli_cluster_empty_file_exits_2_naming_it(tmp_path, capsys):
+    """Found in the 0.2.1 fresh-user review: an empty .npz gave numpy's EOFError traceback."""
+    empty = tmp_path / "empty.npz"
+    empty.write_bytes(b"")
+    with pytest.raises(SystemExit) as err:
+        main(["cluster", str(empty)])
+    assert err.value.code == 2 and "empty.npz" in capsys.readouterr().err

@@ -100,8 +100,8 @@ def _cluster(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             leaves = data[f"jet{args.index}_leaves"]
     except KeyError:
         parser.error(f"--index {args.index}: no such jet in {args.jets}")
-    except (OSError, ValueError) as err:
-        parser.error(f"jets: cannot read {args.jets} as an .npz from `simulate` ({err})")
+    except (OSError, ValueError, EOFError) as err:  # EOFError: an empty file
+        parser.error(f"jets: cannot read {args.jets} as an .npz from `simulate` ({type(err).__name__}: {err})")
     try:
         tr = Trellis(leaves)
         out = {
