@@ -65,6 +65,8 @@ def test_cli_help_and_bad_arguments_exit_2(capsys, tmp_path):
         assert exc.value.code == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1].startswith("nips25-fedrw") and "error" in err[-1], argv
+        if argv[0] == "simulate":  # the subcommand's own usage and prefix (review finding, 0.2.2)
+            assert err[-1].startswith("nips25-fedrw simulate: error"), (argv, err)
 
 
 def test_readme_quickstart_runs():

@@ -114,14 +114,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nips25_fedrw.reproduce import PROFILES, reproduce
 
         if args.gpt2 is not None and PROFILES[args.profile].model != "gpt2":
-            parser.error(
+            rep.error(
                 f"--gpt2: local GPT-2 is used by --profile paper only; --profile {args.profile} trains the tiny model"
             )
         if PROFILES[args.profile].model == "gpt2":
             try:
                 os.environ[GPT2_ENV] = str(gpt2_path(args.gpt2))
             except FileNotFoundError as exc:
-                parser.error(f"--profile {args.profile}: {exc}")
+                rep.error(f"--profile {args.profile}: {exc}")
         from accelerate import PartialState
 
         state = PartialState()  # under `accelerate launch`, every process trains its share; only the main one writes
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             reproduce(profile=args.profile, seed=args.seed, out_dir=args.out)
         state.wait_for_everyone()
         return 0
-    return _simulate(args, parser)
+    return _simulate(args, sim)
 
 
 if __name__ == "__main__":
