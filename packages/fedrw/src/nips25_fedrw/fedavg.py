@@ -141,8 +141,8 @@ def fedavg_train(
         longest sample (no effect on a causal LM's outputs).
 
     Raises:
-        ValueError: for no clients, an empty client, malformed weights (wrong shape, NaN/inf, ``<= 0``), both ``model`` and ``model_config``, or an
-            ``accelerator`` with ``mixed_precision="fp16"``.
+        ValueError: for no clients, an empty client, malformed weights (wrong shape, NaN/inf, ``<= 0``), both
+            ``model`` and ``model_config``, or an ``accelerator`` with ``mixed_precision="fp16"``.
         TypeError: for non-numeric weights, or a ``config``, ``model`` or ``accelerator`` of the wrong type.
 
     References:
