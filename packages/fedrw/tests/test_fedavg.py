@@ -84,3 +84,11 @@ def test_perplexity_rejects_a_bool_batch_size():
 def test_model_and_model_config_together_are_rejected():
     with pytest.raises(ValueError, match="model_config"):
         fedavg_train(DATA, config=CFG, model_config=SMALL, model=TinyCausalLM(SMALL))
+
+
+def test_non_numeric_weights_and_bool_sizes_are_errors_naming_the_argument():
+    """Review finding (0.2.2): a string weight raised numpy's 'cannot convert string to float'; a bool size passed."""
+    with pytest.raises(TypeError, match=r"weights\[1\] must be a numeric array"):
+        fedavg_train(DATA, weights=[np.ones(3), np.array(["x", "y"])], config=CFG, model_config=SMALL)
+    with pytest.raises(ValueError, match="n_layers"):
+        LMConfig(n_layers=True)

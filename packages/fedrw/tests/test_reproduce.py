@@ -65,6 +65,8 @@ def test_cli_help_and_bad_arguments_exit_2(capsys, tmp_path):
         assert exc.value.code == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1].startswith("nips25-fedrw") and "error" in err[-1], argv
+        if argv[0] == "simulate":  # the subcommand's own usage and prefix (review finding, 0.2.2)
+            assert err[-1].startswith("nips25-fedrw simulate: error"), (argv, err)
 
 
 def test_readme_quickstart_runs():
@@ -142,3 +144,16 @@ def test_figure_is_not_written_by_a_non_main_rank(tmp_path, monkeypatch):
     monkeypatch.setenv("RANK", "0")
     _figure(quality, pre, tmp_path / "rank0.png")
     assert (tmp_path / "rank0.png").is_file()
+
+
+def test_quality_units_in_two_worker_processes_equal_one_process():
+    """0.2.2: the quick profile spreads its (setting, seed) units over 2 spawned processes; results are unchanged."""
+    from nips25_fedrw.reproduce import HEADLINE, HOT, PROFILES, _quality_units
+
+    cfg = PROFILES["tiny"]
+    one = _quality_units(cfg, 0, (HEADLINE, HOT), 1)
+    two = _quality_units(cfg, 0, (HEADLINE, HOT), 2)
+    assert list(one) == list(two) == [HEADLINE, HOT]
+    assert one == two  # every perplexity, step count and size, bit for bit
+    with pytest.raises(ValueError, match="workers"):
+        reproduce(profile="tiny", seed=0, out_dir=Path("unused"), workers=0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,6 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_arguments(rep, slug="fedrw", profiles=("quick", "paper", "tiny"))
     rep.add_argument("--gpt2", type=Path, metavar="DIR",
                      help="local GPT-2 directory for --profile paper (default $NIPS25_FEDRW_GPT2)")  # fmt: skip
+    rep.add_argument("--workers", type=positive_int, default=None, metavar="N",
+                     help="processes for the perplexity runs (default: the profile's, quick 2, capped at the "
+                     "CPUs; results do not depend on it)")  # fmt: skip
     sim = sub.add_parser("simulate", help="run PPMPR with one process per client over loopback")
     sim.add_argument("--data", type=Path, nargs="+", help="one text file per client, one sample per line")
     sim.add_argument("--corpus", choices=("sonnets", "jokes"), default="sonnets", help="built-in corpus")
@@ -114,26 +118,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         from nips25_fedrw.reproduce import PROFILES, reproduce
 
         if args.gpt2 is not None and PROFILES[args.profile].model != "gpt2":
-            parser.error(
+            rep.error(
                 f"--gpt2: local GPT-2 is used by --profile paper only; --profile {args.profile} trains the tiny model"
             )
         if PROFILES[args.profile].model == "gpt2":
             try:
                 os.environ[GPT2_ENV] = str(gpt2_path(args.gpt2))
             except FileNotFoundError as exc:
-                parser.error(f"--profile {args.profile}: {exc}")
+                rep.error(f"--profile {args.profile}: {exc}")
         from accelerate import PartialState
 
         state = PartialState()  # under `accelerate launch`, every process trains its share; only the main one writes
+        run = functools.partial(reproduce, workers=args.workers)
         if state.is_main_process:
-            run_reproduce(reproduce, args)
+            run_reproduce(run, args)
         else:
             configure_logging(args.verbose - args.quiet - 1)
             seed_everything(args.seed)
-            reproduce(profile=args.profile, seed=args.seed, out_dir=args.out)
+            run(profile=args.profile, seed=args.seed, out_dir=args.out)
         state.wait_for_everyone()
         return 0
-    return _simulate(args, parser)
+    return _simulate(args, sim)
 
 
 if __name__ == "__main__":

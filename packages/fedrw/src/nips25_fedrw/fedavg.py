@@ -82,7 +82,10 @@ def _check_weights(weights: Sequence[np.ndarray] | None, sizes: list[int]) -> li
         raise ValueError(f"weights must hold one array per client ({len(sizes)}), got {len(weights)}")
     out = []
     for k, (w, n) in enumerate(zip(weights, sizes)):
-        arr = np.asarray(w, dtype=np.float64)
+        arr = np.asarray(w)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+            raise TypeError(f"weights[{k}] must be a numeric array, got dtype {arr.dtype}")
+        arr = arr.astype(np.float64)
         if arr.shape != (n,):
             raise ValueError(f"weights[{k}] must have shape ({n},), got {arr.shape}")
         if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
@@ -138,9 +141,9 @@ def fedavg_train(
         longest sample (no effect on a causal LM's outputs).
 
     Raises:
-        ValueError: for no clients, an empty client, malformed weights, both ``model`` and ``model_config``, or an
-            ``accelerator`` with ``mixed_precision="fp16"``.
-        TypeError: for a ``config``, ``model`` or ``accelerator`` of the wrong type.
+        ValueError: for no clients, an empty client, malformed weights (wrong shape, NaN/inf, ``<= 0``), both
+            ``model`` and ``model_config``, or an ``accelerator`` with ``mixed_precision="fp16"``.
+        TypeError: for non-numeric weights, or a ``config``, ``model`` or ``accelerator`` of the wrong type.
 
     References:
         McMahan et al., "Communication-Efficient Learning of Deep Networks from Decentralized Data", AISTATS 2017;

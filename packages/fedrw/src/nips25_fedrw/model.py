@@ -27,7 +27,7 @@ class LMConfig:
     def __post_init__(self) -> None:
         for name in ("d_model", "n_layers", "n_heads", "d_ff", "max_len"):
             value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")

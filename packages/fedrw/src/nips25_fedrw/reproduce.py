@@ -64,6 +64,7 @@ class ReproduceConfig:
     hot: tuple[float, int] = (0.1, 10)
     model: str = "tiny"  # "tiny": TinyCausalLM; "gpt2": GPT-2 from $NIPS25_FEDRW_GPT2 (nips25_fedrw.gpt2)
     pre_repeats: int = 3  # timing repeats per K (median and range reported; design 0.2.1)
+    workers: int = 1  # processes for the (setting, seed) quality units when not launched (0.2.2; see reproduce)
 
     def __post_init__(self) -> None:
         if not 0.0 < self.test_frac < 1.0:
@@ -72,6 +73,8 @@ class ReproduceConfig:
             raise ValueError("n_clients and pre_clients must be >= 2")
         if self.n_seeds < 1:
             raise ValueError(f"n_seeds must be >= 1, got {self.n_seeds}")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
+            raise ValueError(f"workers must be an int >= 1, got {self.workers!r}")
         if HEADLINE not in self.settings:
             raise ValueError(f"settings must include the headline setting {HEADLINE}, got {self.settings}")
 
@@ -84,7 +87,7 @@ PROFILES: dict[str, ReproduceConfig] = {
     "tiny": ReproduceConfig(
         60, 3, _QUICK, 0.2, 1, 2, 8, 3e-3, 1, "log", "token", (2, 3), 24, 0, 0, (0.1, 5), pre_repeats=1
     ),
-    "quick": ReproduceConfig(150, 3, _QUICK, 0.2, 3, 20, 16, 3e-3, 3, "log", "token", (2, 4, 8), 256, 3, 64),
+    "quick": ReproduceConfig(150, 3, _QUICK, 0.2, 3, 20, 16, 3e-3, 3, "log", "token", (2, 4, 8), 256, 3, 64, workers=2),
     # EP-MPD's FL setting: 10 clients, 5 rounds, batch 8, AdamW lr 5e-5, GPT-2 (local weights, see nips25_fedrw.gpt2)
     "paper": ReproduceConfig(
         None, 10, _ALL, 0.2, 5, 100, 8, 5e-5, 3, "log", "token", (2, 4, 8, 16), 4096, 4, 256, (0.1, 10), "gpt2"
@@ -183,6 +186,36 @@ def _quality(cfg: ReproduceConfig, seed: int, setting: Any) -> dict[str, Any]:
     out["n_train"] = sum(len(c.samples) for c in clients)
     out["n_distinct"] = len({k for c in clients for k in c.keys})
     return out
+
+
+def _worker_init() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _quality_units(
+    cfg: ReproduceConfig, seed: int, settings: tuple[Any, ...], workers: int
+) -> dict[Any, list[dict[str, Any]]]:
+    """Every (setting, seed) quality unit, in ``workers`` spawned processes when ``workers > 1``.
+
+    Each unit seeds its own data split and trainings and runs on one torch thread, so the results do not depend on
+    ``workers`` (tested bit for bit on the tiny profile); only the wall time does.
+    """
+    units = [(st, seed + s) for st in settings for s in range(cfg.n_seeds)]
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(workers, len(units)), mp_context=ctx, initializer=_worker_init) as pool:
+            results = list(pool.map(_quality, [cfg] * len(units), [s for _, s in units], [st for st, _ in units]))
+    else:
+        results = [_quality(cfg, s, st) for st, s in units]
+    quality: dict[Any, list[dict[str, Any]]] = {st: [] for st in settings}
+    for (st, _), res in zip(units, results):
+        quality[st].append(res)
+    return quality
 
 
 PRE_METHODS = ("ppmpr", "ep_mpd_type1", "ep_mpd_type2", "tree_psi", "trusted_party")
@@ -419,7 +452,7 @@ def _figure(quality: dict[Any, list[dict[str, Any]]], pre: dict[int, dict[str, A
     plt.close(fig)
 
 
-def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report:
+def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, workers: int | None = None) -> Report:
     """Run the headline experiment of FedRW and return its report.
 
     Args:
@@ -428,18 +461,23 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         seed: base seed; seeds ``seed .. seed + n_seeds - 1`` are trained.
         out_dir: directory for the figure (written by the main process only under ``accelerate launch``, where
             the FedAvg trainings are sharded over the processes by :func:`nips25_fedrw.fedavg.fedavg_train`).
+        workers: processes for the perplexity runs, one (setting, seed) unit each, one torch thread each;
+            ``None`` takes the profile's (quick: 2), capped at the CPUs this process may use; always 1 under a
+            multi-process launch (the launch shards the clients instead). The results do not depend on it.
 
     Returns:
         The :class:`nips25_shared.Report`.
 
     Raises:
-        ValueError: if ``profile`` is unknown.
+        ValueError: if ``profile`` is unknown or ``workers < 1``.
         FileNotFoundError: for ``"paper"`` without a local GPT-2 directory (``$NIPS25_FEDRW_GPT2``).
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     import torch
 
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers must be an int >= 1 or None, got {workers!r}")
     cfg = PROFILES[profile]
     if cfg.model == "gpt2":
         from nips25_fedrw.gpt2 import gpt2_path
@@ -450,12 +488,13 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
     out = Path(out_dir)
     start = time.perf_counter()
     settings = (*cfg.settings, HOT)
-    quality = {st: [_quality(cfg, seed + s, st) for s in range(cfg.n_seeds)] for st in settings}
-    pre = _preprocessing(cfg, seed)
-    priv = _privacy(cfg, seed)
     from accelerate import PartialState
 
     state = PartialState()
+    n_workers = 1 if state.num_processes > 1 else min(cfg.workers if workers is None else workers, _cpus())
+    quality = _quality_units(cfg, seed, settings, n_workers)
+    pre = _preprocessing(cfg, seed)
+    priv = _privacy(cfg, seed)
     state.wait_for_everyone()
     if state.is_main_process:  # under `accelerate launch` only the main process writes
         out.mkdir(parents=True, exist_ok=True)
@@ -606,12 +645,23 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         title=TITLE,
         profile=profile,
         seed=seed,
-        config={**asdict(cfg), "quality": {_label(st): runs for st, runs in quality.items()}},
+        config={
+            **asdict(cfg),
+            "workers_used": n_workers,
+            "quality": {_label(st): runs for st, runs in quality.items()},
+        },
         claims=claims,
         wall_time_s=time.perf_counter() - start,
         figures=["fedrw.png"],
         notes=notes,
     )
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _lm_params() -> list[Any]:
