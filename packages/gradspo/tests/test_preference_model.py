@@ -160,3 +160,16 @@ def _released_like(model: TimeConditionedCLIP) -> dict[str, torch.Tensor]:
             k = "t_embedder.mlp." + k[len("t_embedder.") :]
         out[k] = v
     return out
+
+
+def test_read_prompts_names_the_file_for_malformed_json_and_non_utf8(tmp_path):
+    """Review finding (0.2.2): a truncated JSON list or a non-UTF-8 file raised json's / the codec's own error, with
+    no file name; both are now a ValueError naming the file (and the JSON line)."""
+    from nips25_gradspo.paper import read_prompts
+
+    (tmp_path / "cut.json").write_text('["a cat", ')
+    (tmp_path / "bin.txt").write_bytes(b"\xff\xfe a cat\n")
+    with pytest.raises(ValueError, match=r"cut\.json is not valid JSON \(line 1"):
+        read_prompts(tmp_path / "cut.json")
+    with pytest.raises(ValueError, match=r"bin\.txt is not UTF-8 text"):
+        read_prompts(tmp_path / "bin.txt")

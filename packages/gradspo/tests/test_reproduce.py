@@ -107,6 +107,10 @@ def test_cli_turns_user_errors_into_exit_code_2(tmp_path, capsys, monkeypatch):
         with pytest.raises(SystemExit) as err:
             main(argv)
         assert err.value.code == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # the value and the rule are in the message (review finding, 0.2.2)
+        main(["train", "--lr", "-0.5"])
+    assert "nips25-gradspo train: error: --lr must be > 0, got -0.5" in capsys.readouterr().err
 
 
 def test_cli_weights_prints_the_sd15_ratios(capsys):

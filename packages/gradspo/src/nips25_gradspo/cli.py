@@ -146,17 +146,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (FileNotFoundError, ValueError) as err:  # missing or malformed local inputs of --profile paper
             parser.error(str(err))
         return 0
-    checks = {
-        "train": [("--iters", args.__dict__.get("iters", 1) >= 1), ("--batch", args.__dict__.get("batch", 1) >= 1),
-                  ("--candidates", args.__dict__.get("candidates", 2) >= 2), ("--lr", args.__dict__.get("lr", 1) > 0)],
-        "pretrain": [("--unet-steps", args.__dict__.get("unet_steps", 1) >= 1),
-                     ("--classifier-steps", args.__dict__.get("classifier_steps", 1) >= 1)],
-        "weights": [("--steps", args.__dict__.get("steps", 1) >= 1),
-                    ("--grad-scale", args.__dict__.get("grad_scale", 1) > 0)],
+    checks = {  # (flag, value, smallest allowed, strict)
+        "train": [("--iters", "iters", 1, False), ("--batch", "batch", 1, False),
+                  ("--candidates", "candidates", 2, False), ("--lr", "lr", 0, True)],
+        "pretrain": [("--unet-steps", "unet_steps", 1, False), ("--classifier-steps", "classifier_steps", 1, False)],
+        "weights": [("--steps", "steps", 1, False), ("--grad-scale", "grad_scale", 0, True)],
     }  # fmt: skip
-    for flag, ok in checks[args.command]:
-        if not ok:
-            parser.error(f"{flag} is out of range (see --help)")
+    subparsers = {"train": tr, "pretrain": pre, "weights": wt}
+    for flag, name, low, strict in checks[args.command]:
+        value = getattr(args, name)
+        if not (value > low if strict else value >= low):  # NaN fails both
+            subparsers[args.command].error(f"{flag} must be {'>' if strict else '>='} {low}, got {value}")
     try:
         if args.command == "train":
             return _train(args)

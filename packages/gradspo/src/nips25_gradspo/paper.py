@@ -102,14 +102,23 @@ def read_prompts(path: str | Path) -> list[str]:
 
     Raises:
         FileNotFoundError: if ``path`` does not exist.
-        ValueError: if it holds no prompt or a JSON value that is not a list of strings.
+        ValueError: if it is not UTF-8 text, not valid JSON (``.json``), holds no prompt or a JSON value that is
+            not a list of strings; the message names the file.
     """
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"path: no prompt file at {p}")
-    text = p.read_text(encoding="utf-8")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"path: {p} is not UTF-8 text (byte {err.start})") from None
     if p.suffix == ".json":
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(
+                f"path: {p} is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})"
+            ) from None
         if not isinstance(data, list) or not all(isinstance(s, str) for s in data):
             raise ValueError(f"path: {p} must hold a JSON list of strings")
         prompts = [s for s in data if s.strip()]
