@@ -18,7 +18,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import Partial
 
-from nips25_bfgs.checks import as_float_array, check_matrix_spd, check_positive, check_vector, is_concrete
+from nips25_bfgs.checks import (
+    as_float_array,
+    check_matrix_spd,
+    check_positive,
+    check_scalar_output,
+    check_vector,
+    is_concrete,
+)
 from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
 from nips25_bfgs.iteration import Iterate, bfgs_iteration, direction, inverse_of
 from nips25_bfgs.linesearch import WeakWolfe
@@ -141,6 +148,7 @@ def flatten_problem(fun: Callable[[Any], jax.Array], x0: Any) -> tuple[Partial, 
     if hasattr(x0, "shape"):
         if x0.ndim != 1:
             raise ValueError(f"x0 must have shape (d,) (or be a pytree of arrays), got shape {tuple(x0.shape)}")
+        check_scalar_output(fun_p, x0)
         return fun_p, x0, None
     leaves, treedef = jax.tree.flatten(x0)
     if not leaves:
@@ -151,6 +159,7 @@ def flatten_problem(fun: Callable[[Any], jax.Array], x0: Any) -> tuple[Partial, 
     rav = _Ravelled(treedef, tuple(tuple(leaf.shape) for leaf in leaves))
     dtype = jnp.result_type(*leaves)
     flat = jnp.concatenate([jnp.ravel(leaf).astype(dtype) for leaf in leaves])
+    check_scalar_output(fun_p, x0)
     return Partial(rav, fun_p), flat, rav
 
 
@@ -327,8 +336,9 @@ def bfgs(
 
     Raises:
         TypeError: ``fun`` not callable, ``x0`` not a floating array, ``line_search`` not a :class:`WeakWolfe`.
-        ValueError: empty or non-finite ``x0``, non-finite value or gradient at ``x0``, a bad ``B0`` (see
-            :func:`nips25_bfgs.initial_hessian`), ``max_iter < 1``, ``tol <= 0``, unknown ``stop``/``form``,
+        ValueError: empty or non-finite ``x0``, ``fun`` not returning a real scalar, non-finite value or gradient
+            at ``x0``, a bad ``B0`` (see :func:`nips25_bfgs.initial_hessian`), ``max_iter < 1``, ``tol <= 0``,
+            unknown ``stop``/``form``,
             ``stop="f_gap"`` without ``f_star``, ``f_star`` above :math:`f(x_0) + \text{tol}`, a bad ``hess_star``
             or ``hess_star`` without ``history=True``.
 
