@@ -148,7 +148,6 @@ def flatten_problem(fun: Callable[[Any], jax.Array], x0: Any) -> tuple[Partial, 
     if hasattr(x0, "shape"):
         if x0.ndim != 1:
             raise ValueError(f"x0 must have shape (d,) (or be a pytree of arrays), got shape {tuple(x0.shape)}")
-        check_scalar_output(fun_p, x0)
         return fun_p, x0, None
     leaves, treedef = jax.tree.flatten(x0)
     if not leaves:
@@ -159,7 +158,6 @@ def flatten_problem(fun: Callable[[Any], jax.Array], x0: Any) -> tuple[Partial, 
     rav = _Ravelled(treedef, tuple(tuple(leaf.shape) for leaf in leaves))
     dtype = jnp.result_type(*leaves)
     flat = jnp.concatenate([jnp.ravel(leaf).astype(dtype) for leaf in leaves])
-    check_scalar_output(fun_p, x0)
     return Partial(rav, fun_p), flat, rav
 
 
@@ -356,6 +354,7 @@ def bfgs(
     """
     fun_flat, x, rav = flatten_problem(fun, x0)
     check_vector(x, "x0")
+    check_scalar_output(fun_flat, x)
     ls = WeakWolfe() if line_search is None else line_search
     if not isinstance(ls, WeakWolfe):
         raise TypeError(f"line_search must be a WeakWolfe (see weak_wolfe()), got {type(ls).__name__}")
