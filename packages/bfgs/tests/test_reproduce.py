@@ -38,8 +38,9 @@ def test_reproduce_tiny_profile_writes_a_complete_report(tmp_path):
         reproduce(profile="huge", seed=0, out_dir=tmp_path)
 
 
-def test_cli_run_writes_json(tmp_path, capsys):
-    out = tmp_path / "run.json"
+def test_cli_run_writes_json(tmp_path, capsys, monkeypatch):
+    """--out's missing folders are made; --gap <= 0 is refused naming --gap; a non-main rank writes nothing."""
+    out = tmp_path / "new" / "run.json"
     assert (
         main(["run", "--problem", "breast_cancer", "--B0", "hessian,1e-3", "--max-iter", "1000", "--out", str(out)])
         == 0
@@ -50,3 +51,11 @@ def test_cli_run_writes_json(tmp_path, capsys):
     assert "breast_cancer B0=hessian" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["run", "--problem", "breast_cancer", "--B0", "sr1"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["run", "--problem", "breast_cancer", "--gap", "-1"])
+    assert "--gap" in capsys.readouterr().err
+    monkeypatch.setenv("RANK", "1")
+    other = tmp_path / "rank1.json"
+    assert main(["run", "--problem", "breast_cancer", "--B0", "hessian", "--out", str(other)]) == 0
+    assert not other.exists()

@@ -230,3 +230,17 @@ def test_newton_raises_when_not_converged():
     """One Newton step from far away on a strongly non-quadratic fun does not reach tol: ValueError naming fun."""
     with pytest.raises(ValueError, match="fun: Newton did not converge"):
         newton_solve(lambda x: jnp.sum(jnp.cosh(x - 5.0)), jnp.zeros(2), max_iter=1)
+
+
+def test_non_scalar_objective_raises_naming_fun():
+    """A vector-valued fun (review finding) raises naming fun, in bfgs, newton_solve and the optax search."""
+    from nips25_bfgs import bfgs_transform
+
+    vec = lambda x: x**2  # noqa: E731
+    for call in (lambda: bfgs(vec, jnp.zeros(3)), lambda: newton_solve(vec, jnp.zeros(3))):
+        with pytest.raises(ValueError, match=r"fun must return a scalar.*\(3,\)"):
+            call()
+    opt, x = bfgs_transform(), jnp.zeros(3)
+    state = opt.init(x)
+    with pytest.raises(ValueError, match=r"value_fn must return a scalar"):
+        opt.update(jnp.ones(3), state, x, value=jnp.asarray(0.0), grad=jnp.ones(3), value_fn=vec)

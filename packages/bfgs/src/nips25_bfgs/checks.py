@@ -17,6 +17,7 @@ __all__ = [
     "as_float_array",
     "check_matrix_spd",
     "check_positive",
+    "check_scalar_output",
     "check_secant_pair",
     "check_square",
     "check_vector",
@@ -113,3 +114,17 @@ def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         raise ValueError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}, got {value!r}")
     return v
+
+
+def check_scalar_output(fun: Any, x: Any, name: str = "fun") -> None:
+    """Raise ``ValueError`` unless ``fun(x)`` is a real floating scalar (shape ``()``); traced without running it.
+
+    Works under ``jit``/``vmap`` too: only the output's shape and dtype are read (``jax.eval_shape``).
+    """
+    out = jax.eval_shape(fun, x)
+    shape = getattr(out, "shape", None)
+    if shape != ():
+        got = f"shape {tuple(shape)}" if shape is not None else type(out).__name__
+        raise ValueError(f"{name} must return a scalar (shape ()), got {got}")
+    if not np.issubdtype(np.dtype(out.dtype), np.floating):
+        raise ValueError(f"{name} must return a real floating scalar, got dtype {out.dtype}")

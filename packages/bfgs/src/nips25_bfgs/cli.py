@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_int
+from nips25_shared.logs import is_main_rank
 
 __all__ = ["main"]
 
@@ -27,6 +28,16 @@ def _parse_b0(text: str) -> list[str | float]:
                 f"--B0 items must be identity, hessian or a positive number, got {item!r}"
             ) from None
     return out
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be finite and > 0, got {text!r}")
+    return value
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -52,7 +63,8 @@ def _run(args: argparse.Namespace) -> int:
                 f"t0={row['t0']}, final gap {row['final_gap']:.3g}, last ratios "
                 + ", ".join(f"{r:.3g}" for r in row["last_ratios"])
             )
-    if args.out is not None:
+    if args.out is not None and is_main_rank():
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps({"problem": args.problem, "f_star": f_star, "runs": rows}, indent=2))
     return 0
 
@@ -66,10 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = sub.add_parser("run", help="solve one problem from several B0 and print the phases")
     run.add_argument("--problem", choices=("breast_cancer", "digits", "hard_cubic", "logsumexp"), required=True)
     run.add_argument("--B0", type=_parse_b0, default=["identity", "hessian"], help="e.g. identity,hessian,1e-3")
-    run.add_argument("--gap", type=float, default=1e-10, help="stop at f - f* <= gap (default 1e-10)")
+    run.add_argument("--gap", type=_positive_float, default=1e-10, help="stop at f - f* <= gap (default 1e-10)")
     run.add_argument("--max-iter", type=int, default=3000)
     run.add_argument("--seed", type=seed_int, default=0)
-    run.add_argument("--out", type=Path, default=None, help="write a JSON summary here")
+    run.add_argument("--out", type=Path, default=None, help="write a JSON summary here (main rank only)")
     run.add_argument("-v", "--verbose", action="count", default=0)
     run.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)

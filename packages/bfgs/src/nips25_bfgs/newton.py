@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import Partial
 
-from nips25_bfgs.checks import as_float_array, check_positive, check_vector, is_concrete
+from nips25_bfgs.checks import as_float_array, check_positive, check_scalar_output, check_vector, is_concrete
 from nips25_bfgs.initial_hessian import _hessian_at
 from nips25_bfgs.solver import as_partial
 
@@ -105,7 +105,8 @@ def newton_solve(
         :class:`NewtonResult`.
 
     Raises:
-        ValueError: bad ``x0``, ``rtol``, ``atol``, ``max_iter``; ``fun`` whose Hessian at ``x0`` is not positive
+        ValueError: bad ``x0``, ``rtol``, ``atol``, ``max_iter``; ``fun`` that does not return a real scalar;
+            ``fun`` whose Hessian at ``x0`` is not positive
             definite (not strictly convex there, e.g. linear or concave); Newton did not converge (``max_iter`` steps
             with :math:`\lambda^2/2` above the tolerance, or a non-finite value or decrement). Both checks need
             concrete inputs: under ``jit`` check ``decrement`` yourself.
@@ -126,6 +127,7 @@ def newton_solve(
     if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
         raise ValueError(f"max_iter must be an int >= 1, got {max_iter!r}")
     fun_p = as_partial(fun)
+    check_scalar_output(fun_p, x0)
     if is_concrete(x0):
         H0 = np.asarray(_hessian_at(fun_p, x0), dtype=np.float64)
         try:

@@ -18,7 +18,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.tree_util import Partial
 
-from nips25_bfgs.checks import as_float_array, check_matrix_spd, check_positive, check_vector, is_concrete
+from nips25_bfgs.checks import (
+    as_float_array,
+    check_matrix_spd,
+    check_positive,
+    check_scalar_output,
+    check_vector,
+    is_concrete,
+)
 from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
 from nips25_bfgs.iteration import Iterate, bfgs_iteration, direction, inverse_of
 from nips25_bfgs.linesearch import WeakWolfe
@@ -327,8 +334,9 @@ def bfgs(
 
     Raises:
         TypeError: ``fun`` not callable, ``x0`` not a floating array, ``line_search`` not a :class:`WeakWolfe`.
-        ValueError: empty or non-finite ``x0``, non-finite value or gradient at ``x0``, a bad ``B0`` (see
-            :func:`nips25_bfgs.initial_hessian`), ``max_iter < 1``, ``tol <= 0``, unknown ``stop``/``form``,
+        ValueError: empty or non-finite ``x0``, ``fun`` not returning a real scalar, non-finite value or gradient
+            at ``x0``, a bad ``B0`` (see :func:`nips25_bfgs.initial_hessian`), ``max_iter < 1``, ``tol <= 0``,
+            unknown ``stop``/``form``,
             ``stop="f_gap"`` without ``f_star``, ``f_star`` above :math:`f(x_0) + \text{tol}`, a bad ``hess_star``
             or ``hess_star`` without ``history=True``.
 
@@ -346,6 +354,7 @@ def bfgs(
     """
     fun_flat, x, rav = flatten_problem(fun, x0)
     check_vector(x, "x0")
+    check_scalar_output(fun_flat, x)
     ls = WeakWolfe() if line_search is None else line_search
     if not isinstance(ls, WeakWolfe):
         raise TypeError(f"line_search must be a WeakWolfe (see weak_wolfe()), got {type(ls).__name__}")

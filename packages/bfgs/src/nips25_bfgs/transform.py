@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
+from nips25_bfgs.checks import check_scalar_output
 from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
 from nips25_bfgs.iteration import direction, inverse_of
 from nips25_bfgs.linesearch import WeakWolfe, weak_wolfe_log_bisection
@@ -105,7 +106,8 @@ def scale_by_weak_wolfe_linesearch(
 
     Raises:
         TypeError: ``line_search`` not a :class:`WeakWolfe`.
-        ValueError: ``update`` without ``params``, ``value``, ``grad`` or ``value_fn``.
+        ValueError: ``update`` without ``params``, ``value``, ``grad`` or ``value_fn``; ``value_fn`` not returning a
+            real scalar.
 
     References:
         Jin & Mokhtari, NeurIPS 2025, arXiv:2507.00361, Sec. 2; Jin, Jiang & Mokhtari, NeurIPS 2024,
@@ -151,6 +153,7 @@ def scale_by_weak_wolfe_linesearch(
         x, unravel = ravel_pytree(params)
         d, _ = ravel_pytree(updates)
         g, _ = ravel_pytree(grad)
+        check_scalar_output(lambda p: value_fn(p, **extra_args), params, "value_fn")
         value_and_grad = jax.value_and_grad(lambda p: value_fn(p, **extra_args))
 
         def phi(eta: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
