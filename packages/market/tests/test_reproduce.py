@@ -79,3 +79,15 @@ def test_l2_price_error_follows_linearised_rate():
     mu = np.array([0.05, 0.15, 0.3, 0.5])
     err = np.max(np.abs(np.asarray(simulate(SmoothQuadratic(LMSR(4, b=3.0)), np.tile(mu, (300, 1))).prices) - mu), 1)
     assert tail_rate(err, 1e-12) == pytest.approx(contraction_bounds(mu)["l2 exact"], rel=1e-3)
+
+
+def test_cli_run_without_the_polls_extra_exits_with_the_message(monkeypatch):
+    """Review finding: without the [polls] extra, `run --data polls2016` printed a traceback; now a clean exit."""
+    import nips25_market.polls as polls
+
+    def missing(*args, **kwargs):
+        raise ImportError("load_polls_2016 needs the optional extra 'polls'")
+
+    monkeypatch.setattr(polls, "load_polls_2016", missing)
+    with pytest.raises(SystemExit, match=r"--data polls2016: .*extra 'polls'"):
+        main(["run", "--data", "polls2016", "-q"])

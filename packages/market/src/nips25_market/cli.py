@@ -23,7 +23,13 @@ def _run(args: argparse.Namespace) -> int:
     configure_logging(args.verbose - args.quiet)
     if args.b <= 0 or args.b != args.b or args.b == float("inf"):
         raise SystemExit(f"--b must be finite and > 0, got {args.b}")
-    polls = load_polls_2016() if args.data == "polls2016" else synthetic_polls(seed_everything(args.seed))
+    if args.data == "polls2016":
+        try:
+            polls = load_polls_2016()
+        except ImportError as exc:  # the optional [polls] extra is missing: say so, without a traceback
+            raise SystemExit(f"--data polls2016: {exc}") from None
+    else:
+        polls = synthetic_polls(seed_everything(args.seed))
     res = _poll_experiment(polls, args.b)
     print(f"{polls.source}: {len(polls.states)} markets, {polls.n_polls} poll traders, b = {args.b}")
     print("loss: negative = market-maker profit; log score, Brier and states called: final prices with own traders")
