@@ -13,6 +13,7 @@ import multiprocessing
 import random
 import statistics
 import time
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -103,13 +104,13 @@ def _cycle(loader: Any) -> Any:
         yield from loader
 
 
-def _grad_batches(data: Any, p: Any, seed: int) -> list[dict[str, torch.Tensor]]:
+def _grad_batches(data: Any, p: Any, seed: int) -> list[Any]:
     """The ``p.grad_batches`` batches GoRA reads (cycling over the few-shot set); the same for every arm."""
     loader = make_loader(data.train, batch_size=p.grad_batch_size, seed=seed + 10_000)
     return [b for _, b in zip(range(p.grad_batches), _cycle(loader))]
 
 
-def _sgd_gradient(net: DigitsNet, batches: list[dict[str, torch.Tensor]]) -> list[torch.Tensor]:
+def _sgd_gradient(net: DigitsNet, batches: list[Mapping[str, torch.Tensor]]) -> list[torch.Tensor]:
     """Mean gradient of the target weights over ``batches`` (the G of the SGD-step controls)."""
     weights = [getattr(net, t).weight for t in DIGITS_TARGETS]
     loss = sum(net(**b).loss for b in batches) / len(batches)
@@ -161,12 +162,13 @@ def _held_out_xi(seed: int, p: Any, cache: dict[Any, Any]) -> dict[str, Any]:
     """
     data, probed = cache[seed]
     batches = _grad_batches(data, p, seed)
-    splits = {"grad": batches, "val": [data.val], "test": [data.test]}
+    splits: dict[str, list[Any]] = {"grad": batches, "val": [data.val], "test": [data.test]}
     base = {k: mean_loss(probed, b) for k, b in splits.items()}
     # GoRA: B is linear in xi (compress_init), so the official init with lora_B scaled by xi / xi0 is the init at xi
     seed_everything(seed + 1)
     gora = apply_gora(copy.deepcopy(probed), batches, _gora_config(p))
-    lora_b = [m.lora_B["default"].weight for m in gora.modules() if hasattr(m, "lora_B") and "default" in m.lora_B]
+    lora_b = [d["default"].weight for m in gora.modules()
+              if isinstance(d := getattr(m, "lora_B", None), torch.nn.ModuleDict) and "default" in d]  # fmt: skip
     original = [b.detach().clone() for b in lora_b]
     gora_val = {}
     for xi in XI_GRID:
