@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -167,7 +167,7 @@ def _held_out_xi(seed: int, p: Any, cache: dict[Any, Any]) -> dict[str, Any]:
     # GoRA: B is linear in xi (compress_init), so the official init with lora_B scaled by xi / xi0 is the init at xi
     seed_everything(seed + 1)
     gora = apply_gora(copy.deepcopy(probed), batches, _gora_config(p))
-    lora_b = [d["default"].weight for m in gora.modules()
+    lora_b: list[torch.Tensor] = [cast(torch.Tensor, d["default"].weight) for m in gora.modules()
               if isinstance(d := getattr(m, "lora_B", None), torch.nn.ModuleDict) and "default" in d]  # fmt: skip
     original = [b.detach().clone() for b in lora_b]
     gora_val = {}
