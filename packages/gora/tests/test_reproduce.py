@@ -4,19 +4,33 @@ from __future__ import annotations
 
 import pytest
 from nips25_gora.cli import main
-from nips25_gora.reproduce import reproduce
+from nips25_gora.reproduce import PROFILES, reproduce
+from nips25_gora.transfer import XI_GRID, _test_seed
 
 CLAIMS = {"gora-beats-lora", "init-is-descent", "budget-respected", "init-is-cheap"}
 
 
 def test_reproduce_tiny_digits_transfer_computes_every_claim_and_the_controls(tmp_path):
-    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
-    assert {c.id for c in report.claims} == CLAIMS | {"positive-control"}
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)  # test seeds in 2 spawned worker processes
+    assert {c.id for c in report.claims} == CLAIMS | {"positive-control", "init-is-descent-held-out-xi"}
     measured = {c.id: c.measured for c in report.claims}
     assert measured["gora-beats-lora"]["n_seeds"] == 2
     assert all(0.0 <= a <= 1.0 for a in measured["positive-control"]["per_seed"]["probe"])
     # the full-rank control: GoRA at r = n equals one SGD step of size xi on the gradient batches
     assert max(measured["init-is-descent"]["control_full_rank_minus_sgd"]) < 1e-5
+    held = measured["init-is-descent-held-out-xi"]
+    assert all(x in XI_GRID for x in held["xi_gora"] + held["xi_sgd"]) and held["n_seeds"] == 2
+    # xi* minimises the validation loss over the grid (seed 0's curve is stored)
+    curve = held["val_loss_by_xi_seed0"]["gora"]
+    assert curve[f"{held['xi_gora'][0]:g}"] == min(curve.values())
+    gap = measured["gora-beats-lora"]
+    assert len(gap["test_sampling_variance_per_seed"]) == 2 and gap["test_sampling_share_of_gap_variance"] > 0
+    assert isinstance(gap["stable_against_summation_order"], bool)
+    # a seed computed in this process equals the one a worker computed: the worker count changes no number
+    one = _test_seed(1, PROFILES["tiny"], report.config["lr_search"]["chosen"])
+    assert [one["runs"][m]["accuracy"] for m in ("gora", "lora")] == [gap["per_seed"][m][1] for m in ("gora", "lora")]
+    assert one["held_out_xi"]["gora_drop"]["grad"] == held["loss_drop"][1]
+    assert report.config["phase_seconds"]["workers"] == 2
     lr_search = report.config["lr_search"]
     assert set(lr_search["chosen"]) == {"lora", "gora"} and all(v in (1e-3, 1e-2) for v in lr_search["chosen"].values())
     assert report.figures and all((tmp_path / f).is_file() for f in report.figures)

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import copy
 import math
+import multiprocessing
 import random
 import statistics
 import time
+from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -33,6 +36,11 @@ BUDGET_TOL_PERCENT = 15  # BUDGET_TOL in integer percent, so that the check belo
 INIT_COST_MAX = 0.10
 SATURATED = (0.25, 0.97)  # chance is 0.2; an arm outside this band cannot show a difference
 LR_SEED_OFFSET = 1000
+XI_OFFICIAL = GoraConfig().xi
+#: The held-out line search's grid for the init's step size: the official 5e-2 halved 7 times (README, 0.2.2).
+XI_GRID: tuple[float, ...] = tuple(XI_OFFICIAL * 2.0**-k for k in range(8))
+#: SD of GoRA's per-seed accuracy change from float summation order alone (one vs two torch threads, 0.2.1).
+SUMMATION_ORDER_SD = 0.033
 
 
 def _se(values: list[float]) -> float:
@@ -64,8 +72,7 @@ def _run(method: str, seed: int, lr: float, p: Any, cache: dict[Any, Any], *, sp
     _cached_prepare(cache, seed, p.shots)
     data, probed = cache[seed]
     net = copy.deepcopy(probed)
-    grad_loader = make_loader(data.train, batch_size=p.grad_batch_size, seed=seed + 10_000)
-    grad_batches = [b for _, b in zip(range(p.grad_batches), _cycle(grad_loader))]
+    grad_batches = _grad_batches(data, p, seed)
     base_loss = mean_loss(net, grad_batches)
     seed_everything(seed + 1)  # the adapter's random draws
     wrapped, init_s = build_method(method, net, gora=_gora_config(p), grad_batches=grad_batches)
@@ -84,6 +91,8 @@ def _run(method: str, seed: int, lr: float, p: Any, cache: dict[Any, Any], *, sp
         "trainable": sum(t.numel() for t in wrapped.parameters() if t.requires_grad),
         "losses": tlog.losses,
     }
+    if split == "test":
+        row["correct"] = _correct(wrapped, data.test)
     if method == "gora":
         info: GoraInit = getattr(wrapped, "gora_init")  # noqa: B009
         row["gora_init"] = info
@@ -95,24 +104,123 @@ def _cycle(loader: Any) -> Any:
         yield from loader
 
 
+def _grad_batches(data: Any, p: Any, seed: int) -> list[Any]:
+    """The ``p.grad_batches`` batches GoRA reads (cycling over the few-shot set); the same for every arm."""
+    loader = make_loader(data.train, batch_size=p.grad_batch_size, seed=seed + 10_000)
+    return [b for _, b in zip(range(p.grad_batches), _cycle(loader))]
+
+
+def _sgd_gradient(net: DigitsNet, batches: list[Mapping[str, torch.Tensor]]) -> list[torch.Tensor]:
+    """Mean gradient of the target weights over ``batches`` (the G of the SGD-step controls)."""
+    weights = [getattr(net, t).weight for t in DIGITS_TARGETS]
+    loss = sum(net(**b).loss for b in batches) / len(batches)
+    return list(torch.autograd.grad(loss, weights))
+
+
+def _sgd_step(probed: DigitsNet, grads: list[torch.Tensor], xi: float) -> DigitsNet:
+    """A copy of ``probed`` after W <- W - xi G on the target weights."""
+    net = copy.deepcopy(probed)
+    with torch.no_grad():
+        for t, g in zip(DIGITS_TARGETS, grads):
+            getattr(net, t).weight -= xi * g
+    return net
+
+
+def _correct(model: Any, data: dict[str, torch.Tensor]) -> list[int]:
+    """Per-image correctness (1/0) of ``argmax(model(pixels).logits)`` (eval mode)."""
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        pred = model(pixels=data["pixels"]).logits.argmax(-1)
+    model.train(was_training)
+    return (pred == data["labels"]).int().tolist()
+
+
 def _full_rank_control(seed: int, p: Any, cache: dict[Any, Any]) -> dict[str, float]:
     """Full-rank GoRA (r_i = n_i) against a manual SGD step W <- W - xi G on the same batches: the same loss."""
     data, probed = cache[seed]
-    grad_loader = make_loader(data.train, batch_size=p.grad_batch_size, seed=seed + 10_000)
-    grad_batches = [b for _, b in zip(range(p.grad_batches), _cycle(grad_loader))]
-    xi = GoraConfig().xi
-    net = copy.deepcopy(probed)
-    base = mean_loss(net, grad_batches)
+    grad_batches = _grad_batches(data, p, seed)
+    base = mean_loss(probed, grad_batches)
     seed_everything(seed + 1)
     full = apply_gora(copy.deepcopy(probed), grad_batches, _gora_config(p, r_min=128, r_max=128))
-    sgd = copy.deepcopy(probed)
-    weights = [getattr(sgd, t).weight for t in DIGITS_TARGETS]
-    loss = sum(sgd(**b).loss for b in grad_batches) / len(grad_batches)
-    grads = torch.autograd.grad(loss, weights)
-    with torch.no_grad():
-        for w, g in zip(weights, grads):
-            w -= xi * g
+    sgd = _sgd_step(probed, _sgd_gradient(copy.deepcopy(probed), grad_batches), XI_OFFICIAL)
     return {"base": base, "full_rank_gora": mean_loss(full, grad_batches), "sgd_step": mean_loss(sgd, grad_batches)}
+
+
+def _lowest(losses: dict[float, float]) -> float:
+    """The xi of the lowest loss; ties go to the larger xi (``losses`` iterates from the largest)."""
+    best = min(losses.values())
+    return next(xi for xi, v in losses.items() if v == best)
+
+
+def _held_out_xi(seed: int, p: Any, cache: dict[Any, Any]) -> dict[str, Any]:
+    """``init-is-descent-held-out-xi`` for one seed: xi* per step kind from the validation loss (README, 0.2.2).
+
+    For GoRA and for the SGD-step control alike, xi* is the value of :data:`XI_GRID` whose step gives the lowest
+    mean cross-entropy on the validation split (held out from the gradient batches and from the test split); the
+    drop is then measured on the gradient batches, the validation and the test split.
+    """
+    data, probed = cache[seed]
+    batches = _grad_batches(data, p, seed)
+    splits: dict[str, list[Any]] = {"grad": batches, "val": [data.val], "test": [data.test]}
+    base = {k: mean_loss(probed, b) for k, b in splits.items()}
+    # GoRA: B is linear in xi (compress_init), so the official init with lora_B scaled by xi / xi0 is the init at xi
+    seed_everything(seed + 1)
+    gora = apply_gora(copy.deepcopy(probed), batches, _gora_config(p))
+    lora_b: list[torch.Tensor] = [cast(torch.Tensor, d["default"].weight) for m in gora.modules()
+              if isinstance(d := getattr(m, "lora_B", None), torch.nn.ModuleDict) and "default" in d]  # fmt: skip
+    original = [b.detach().clone() for b in lora_b]
+    gora_val = {}
+    for xi in XI_GRID:
+        with torch.no_grad():
+            for b, b0 in zip(lora_b, original):
+                b.copy_(b0 * (xi / XI_OFFICIAL))
+        gora_val[xi] = mean_loss(gora, splits["val"])
+    grads = _sgd_gradient(copy.deepcopy(probed), batches)
+    sgd_val = {xi: mean_loss(_sgd_step(probed, grads, xi), splits["val"]) for xi in XI_GRID}
+    xi_gora, xi_sgd = _lowest(gora_val), _lowest(sgd_val)
+    seed_everything(seed + 1)  # the reported GoRA drop: the method's own call at xi*
+    chosen = apply_gora(copy.deepcopy(probed), batches, _gora_config(p, xi=xi_gora))
+    stepped = _sgd_step(probed, grads, xi_sgd)
+    return {
+        "xi_gora": xi_gora,
+        "xi_sgd": xi_sgd,
+        "gora_drop": {k: base[k] - mean_loss(chosen, b) for k, b in splits.items()},
+        "sgd_drop": {k: base[k] - mean_loss(stepped, b) for k, b in splits.items()},
+        "gora_val_loss": {f"{xi:g}": v for xi, v in gora_val.items()},
+        "sgd_val_loss": {f"{xi:g}": v for xi, v in sgd_val.items()},
+        "base_loss": base,
+    }
+
+
+def _test_seed(s: int, p: Any, chosen: dict[str, float]) -> dict[str, Any]:
+    """Every arm, the probe, the full-rank control and the held-out xi search on test seed ``s`` (own cache)."""
+    cache: dict[Any, Any] = {}
+    runs = {m: _run(m, s, chosen[m], p, cache, split="test") for m in p.methods}
+    data, probed = cache[s]
+    t0 = time.perf_counter()
+    control = _full_rank_control(s, p, cache)
+    control_seconds = time.perf_counter() - t0
+    return {"runs": runs, "probe": evaluate_accuracy(probed, data.test), "probe_correct": _correct(probed, data.test),
+            "control": control, "control_seconds": control_seconds, "held_out_xi": _held_out_xi(s, p, cache),
+            "prepare_seconds": cache["prepare_seconds"]}  # fmt: skip
+
+
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def _map_seeds(seeds: list[int], p: Any, chosen: dict[str, float]) -> list[dict[str, Any]]:
+    """:func:`_test_seed` over ``seeds`` in seed order, in ``p.workers`` spawned processes (one torch thread each).
+
+    Every seed is computed from its own seeds and cache, so the numbers do not depend on the worker count.
+    """
+    workers = min(p.workers, len(seeds))
+    if workers <= 1:
+        return [_test_seed(s, p, chosen) for s in seeds]
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_one_thread) as pool:
+        return list(pool.map(_test_seed, seeds, [p] * len(seeds), [chosen] * len(seeds)))
 
 
 def _pick_lr(method: str, p: Any, cache: dict[Any, Any], rng: random.Random) -> tuple[float, dict[str, float]]:
@@ -125,12 +233,26 @@ def _pick_lr(method: str, p: Any, cache: dict[Any, Any], rng: random.Random) -> 
     return chosen, {f"{lr:g}": v for lr, v in val.items()}
 
 
+def _test_sampling_var(ca: list[int], cb: list[int]) -> float:
+    """Sampling variance of a paired accuracy gap on a finite test split: var(c_a - c_b per image) / n."""
+    d = [x - y for x, y in zip(ca, cb)]
+    return statistics.variance(d) / len(d)
+
+
 def _paired_claim(cid: str, statement: str, a: str, b: str, acc: dict[str, list[float]], paper: Any,
-                  note: str) -> Claim:  # fmt: skip
+                  note: str, correct: dict[str, list[list[int]]], *,
+                  summation_order_sd: float | None = None) -> Claim:  # fmt: skip
     diff = [x - y for x, y in zip(acc[a], acc[b])]
     means = {m: statistics.fmean(acc[m]) for m in (a, b)}
     saturated = [m for m, v in means.items() if not SATURATED[0] < v < SATURATED[1]]
     mean, se = statistics.fmean(diff), _se(diff)
+    test_var = [_test_sampling_var(x, y) for x, y in zip(correct[a], correct[b])]
+    gap_var = statistics.variance(diff) if len(diff) > 1 else float("nan")
+    extra: dict[str, Any] = {}
+    if summation_order_sd is not None:  # README 0.2.2: stable if a 2-SD summation-order shift keeps it > 2 SE
+        extra = {"summation_order_sd_of_mean": summation_order_sd,
+                 "stable_against_summation_order": bool(mean - 2 * summation_order_sd > 2 * se
+                                                        or mean + 2 * summation_order_sd < 2 * se)}  # fmt: skip
     return Claim(
         id=cid,
         statement=statement,
@@ -145,7 +267,11 @@ def _paired_claim(cid: str, statement: str, a: str, b: str, acc: dict[str, list[
             "n_seeds": len(diff),
             "per_seed": {a: acc[a], b: acc[b]},
             "saturated_arms": saturated,
-        },
+            "gap_variance_over_seeds": gap_var,
+            "test_sampling_variance_per_seed": test_var,
+            "test_sampling_share_of_gap_variance": statistics.fmean(test_var) / gap_var,
+        }
+        | extra,
         criterion=f"mean paired accuracy gap ({a} - {b}) > 2 SE over {len(diff)} seeds, and both arms' mean "
         f"accuracy inside {SATURATED} (not saturated)",
         holds=bool(mean > 2 * se and not saturated),
@@ -165,35 +291,46 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
     phases = {"lr_search_seconds": time.perf_counter() - t_search, "prepare_seconds_in_lr_search":
               cache.get("prepare_seconds", 0.0)}  # fmt: skip
     seeds = [seed + i for i in range(p.n_seeds)]
-    results: dict[str, list[dict[str, Any]]] = {m: [] for m in p.methods}
-    probe: list[float] = []
-    controls = []
     t_test = time.perf_counter()
-    control_seconds = 0.0
-    for s in seeds:
-        for method in p.methods:
-            results[method].append(_run(method, s, chosen[method], p, cache, split="test"))
-        probe.append(evaluate_accuracy(cache[s][1], cache[s][0].test))
-        t0 = time.perf_counter()
-        controls.append(_full_rank_control(s, p, cache))
-        control_seconds += time.perf_counter() - t0
-    phases |= {"test_seconds": time.perf_counter() - t_test, "prepare_seconds_total": cache["prepare_seconds"],
-               "control_seconds": control_seconds}  # fmt: skip
+    per_seed = _map_seeds(seeds, p, chosen)
+    phases |= {"test_seconds": time.perf_counter() - t_test, "workers": min(p.workers, len(seeds)),
+               "prepare_seconds_total": phases["prepare_seconds_in_lr_search"]
+               + sum(r["prepare_seconds"] for r in per_seed),
+               "control_seconds": sum(r["control_seconds"] for r in per_seed)}  # fmt: skip
+    results = {m: [r["runs"][m] for r in per_seed] for m in p.methods}
+    probe = [r["probe"] for r in per_seed]
+    controls = [r["control"] for r in per_seed]
+    held_out = [r["held_out_xi"] for r in per_seed]
+    correct = {m: [r["correct"] for r in runs] for m, runs in results.items()} | {
+        "probe": [r["probe_correct"] for r in per_seed]
+    }
     acc = {m: [r["accuracy"] for r in runs] for m, runs in results.items()}
     acc["probe"] = probe
+    fragility = SUMMATION_ORDER_SD / math.sqrt(len(seeds))
     note = (f"MLP 64-128x4 pretrained on sklearn digits 0-4, adapted to 5-9 with {p.shots} images per class, "
             f"{p.steps} steps of {p.batch_size}, r_ref={p.r_ref}; paper: T5-base on GLUE, Llama-3.1-8B on "
             "MetaMathQA->GSM8K.")  # fmt: skip
     claims = [
         _paired_claim("positive-control", "Control: the readout sees adaptation (LoRA beats the probe-only model).",
-                      "lora", "probe", acc, None, note),
+                      "lora", "probe", acc, None, note, correct),
         _paired_claim("gora-beats-lora", "At LoRA's parameter budget GoRA reaches higher accuracy than LoRA.", "gora",
-                      "lora", acc, {"T5-base GLUE avg gain": 5.88, "Llama-3.1-8B GSM8K gain": 5.13}, note),
+                      "lora", acc, {"T5-base GLUE avg gain": 5.88, "Llama-3.1-8B GSM8K gain": 5.13}, note, correct,
+                      summation_order_sd=fragility),
     ]  # fmt: skip
     for other in p.methods:
         if other not in ("gora", "lora"):
-            claims.append(_paired_claim(f"gora-vs-{other}", f"GoRA reaches higher accuracy than {other}.", "gora",
-                                        other, acc, "GoRA above it in the paper's tables", note))  # fmt: skip
+            claims.append(
+                _paired_claim(
+                    f"gora-vs-{other}",
+                    f"GoRA reaches higher accuracy than {other}.",
+                    "gora",
+                    other,
+                    acc,
+                    "GoRA above it in the paper's tables",
+                    note,
+                    correct,
+                )
+            )
     rows = results["gora"]
     drops = [r["base_loss"] - r["init_loss"] for r in rows]
     gaps = [abs(c["full_rank_gora"] - c["sgd_step"]) for c in controls]
@@ -211,6 +348,33 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
         holds=bool(all(d > 0 for d in drops) and statistics.fmean(drops) > 2 * spread and max(gaps) < 1e-5),
         scale_note=f"xi = 5e-2 (official), N = {p.grad_batches} batches of {p.grad_batch_size}; head from a linear "
         "probe (not random).",
+    ))  # fmt: skip
+    held_drops = [h["gora_drop"]["grad"] for h in held_out]
+    held_sgd = [h["sgd_drop"]["grad"] for h in held_out]
+    held_sd = statistics.stdev(held_drops) if len(held_drops) > 1 else float("nan")
+    claims.append(Claim(
+        id="init-is-descent-held-out-xi",
+        statement="GoRA's initialisation lowers the loss, well above seed noise, at the step size a held-out line "
+        "search picks (the same rule for the SGD-step control).",
+        paper=None,
+        measured={"loss_drop": held_drops, "mean_drop": statistics.fmean(held_drops), "drop_sd": held_sd,
+                  "n_seeds": len(held_drops), "xi_gora": [h["xi_gora"] for h in held_out],
+                  "xi_sgd": [h["xi_sgd"] for h in held_out], "control_sgd_step_drop": held_sgd,
+                  "gora_share_of_sgd_drop": [g / c if c else float("nan") for g, c in zip(held_drops, held_sgd)],
+                  "val_drop": [h["gora_drop"]["val"] for h in held_out],
+                  "test_drop": [h["gora_drop"]["test"] for h in held_out],
+                  "control_sgd_val_drop": [h["sgd_drop"]["val"] for h in held_out],
+                  "control_sgd_test_drop": [h["sgd_drop"]["test"] for h in held_out],
+                  "base_loss": [h["base_loss"] for h in held_out],
+                  "val_loss_by_xi_seed0": {"gora": held_out[0]["gora_val_loss"], "sgd": held_out[0]["sgd_val_loss"]},
+                  "xi_grid": list(XI_GRID)},
+        criterion="xi* per seed = the grid value (5e-2 x 2^-k, k = 0..7; ties to the larger) with the lowest "
+        "validation loss after the step; every seed's drop on the gradient batches > 0 and mean drop > 2 x its SD "
+        "over seeds; control: the SGD step at its own xi* (same rule) lowers the loss on every seed",
+        holds=bool(all(d > 0 for d in held_drops) and statistics.fmean(held_drops) > 2 * held_sd
+                   and all(d > 0 for d in held_sgd) and max(gaps) < 1e-5),
+        scale_note="xi* from the seed's validation split (100 images; not the gradient batches, not the test "
+        f"split); N = {p.grad_batches} batches of {p.grad_batch_size}; head from a linear probe.",
     ))  # fmt: skip
     infos: list[GoraInit] = [r["gora_init"] for r in rows]
     ratios = [i.realised / i.budget for i in infos]
