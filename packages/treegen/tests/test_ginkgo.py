@@ -112,3 +112,21 @@ def test_w_jets_and_ginkgo_dict():
     d = jet.to_ginkgo_dict()
     assert d["root_id"] == 0 and d["tree"].shape == (2 * jet.n_leaves - 1, 2)
     assert np.allclose(d["content"][0], jet.leaves.sum(0)) and d["M_Hard"] == pytest.approx(80.0)
+
+
+def test_unphysical_leaves_are_refused_naming_the_row_and_simulated_ones_pass():
+    """Review 0.2.2: leaves with E < 0 or |p| > E gave log Z = -inf and 0 valid trees silently."""
+    from nips25_treegen.ginkgo import _check_leaves
+
+    jets = simulate(200, seed=3)
+    for jet in jets:  # no false alarm on the simulator's own (boosted, rounded) leaves
+        _check_leaves(jet.leaves)
+    leaves = jets[0].leaves.copy()
+    bad = leaves.copy()
+    bad[1, 0] = -1.0
+    with pytest.raises(ValueError, match=r"leaves row 1 has energy -1 < 0"):
+        tree_log_lik(bad, jets[0].parents)
+    bad = leaves.copy()
+    bad[2, 0] = 0.5 * np.linalg.norm(bad[2, 1:])
+    with pytest.raises(ValueError, match=r"leaves row 2 has \|p\| = .* > E = .*negative invariant mass"):
+        tree_log_lik(bad, jets[0].parents)

@@ -298,6 +298,11 @@ def _mask_momenta(leaves: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return bits.astype(np.float64) @ leaves
 
 
+LEAF_MASS2_RTOL = 1e-6
+"""Leaves may be spacelike by at most ``LEAF_MASS2_RTOL * E^2`` in ``m^2 = E^2 - |p|^2`` (float rounding of
+massless leaves after boosts); beyond that they are refused."""
+
+
 def _check_leaves(leaves: Any, *, min_leaves: int = 1, max_leaves: int | None = None) -> np.ndarray:
     arr = _check_four_vectors(leaves, "leaves")
     if arr.ndim != 2:
@@ -306,6 +311,17 @@ def _check_leaves(leaves: Any, *, min_leaves: int = 1, max_leaves: int | None = 
         raise ValueError(f"leaves must hold at least {min_leaves} particle(s), got {arr.shape[0]}")
     if max_leaves is not None and arr.shape[0] > max_leaves:
         raise ValueError(f"leaves holds {arr.shape[0]} particles; at most {max_leaves} are supported here")
+    energy, p2 = arr[:, 0], np.einsum("ij,ij->i", arr[:, 1:], arr[:, 1:])
+    if (energy < 0).any():
+        row = int(np.flatnonzero(energy < 0)[0])
+        raise ValueError(f"leaves row {row} has energy {energy[row]:g} < 0; expected (E, px, py, pz) with E >= 0")
+    spacelike = p2 - energy**2 > LEAF_MASS2_RTOL * np.maximum(energy**2, np.finfo(np.float64).tiny)
+    if spacelike.any():  # m^2 = E^2 - |p|^2 < 0 beyond float rounding: not a particle (or columns out of order)
+        row = int(np.flatnonzero(spacelike)[0])
+        raise ValueError(
+            f"leaves row {row} has |p| = {np.sqrt(p2[row]):g} > E = {energy[row]:g} (negative invariant mass); "
+            "expected physical four-momenta (E, px, py, pz), energy first"
+        )
     return arr
 
 
