@@ -57,9 +57,7 @@ def main() -> None:
 
     seed_everything(0)  # the model's initialisation (it was unseeded: TS-Mean's accuracy changed from run to run)
     model = TSGNN()
-    fit(
-        model, [load_dataset(n, max_features=16) for n in POOL[:3]], config=FitConfig(epochs=args.epochs, lr=1e-2)
-    )
+    fit(model, [load_dataset(n, max_features=16) for n in POOL[:3]], config=FitConfig(epochs=args.epochs, lr=1e-2))
     print(f"{'graph':18s} {'N':>5s} {'F':>3s} {'C':>2s} | {'ours s':>8s} {'acc':>5s} | {'GCN s':>8s} {'ep':>4s} "
           f"{'acc':>5s} | ratio")  # fmt: skip
     ratios = []
