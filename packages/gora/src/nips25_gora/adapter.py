@@ -286,8 +286,9 @@ def apply_gora(
         s = lora_scaling(ranks[name], lora_alpha=config.lora_alpha, rank_stabilized=config.rank_stabilized)
         if abs(layer.scaling[ADAPTER] - s) > 1e-9 * s:
             raise RuntimeError(f"peft's scaling of {name!r} is {layer.scaling[ADAPTER]}, expected {s} ({key})")
+        grad = grads.pop(name)  # each mean gradient is freed once its B is solved
         b = compress_init(
-            grads[name],
+            grad,
             a,
             xi=config.xi,
             lora_alpha=config.lora_alpha,
@@ -297,7 +298,7 @@ def apply_gora(
         with torch.no_grad():
             layer.lora_B[ADAPTER].weight.copy_(b)
         delta = s * b.double().cpu() @ a.detach().double().cpu()
-        g = grads[name].detach().to("cpu", torch.float64)
+        g = grad.detach().to("cpu", torch.float64)
         g_norm = float(torch.linalg.matrix_norm(g))
         errors[name] = float(torch.linalg.matrix_norm(delta + config.xi * g)) / (config.xi * g_norm) if g_norm else 0.0
     info = GoraInit(

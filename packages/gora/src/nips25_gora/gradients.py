@@ -86,7 +86,9 @@ def accumulate_gradients(
     freed at once. The accumulators live on the weight's device (no host transfer per layer and step; costs one
     float32 copy of every target weight in accelerator memory); ``offload_to_cpu=True`` keeps them in host memory
     instead (the official code's choice, for models whose targets do not fit twice on the device), at the price
-    of a device-to-host copy per layer per step. Under a multi-process ``accelerate`` run the sums and step counts
+    of a device-to-host copy per layer per step. Memory on top of the model: the float32 accumulators
+    (``4 * sum(numel)`` bytes) plus one target gradient at a time; the returned means are the accumulators
+    divided in place (no second copy). Under a multi-process ``accelerate`` run the sums and step counts
     are added across processes (each process feeds its own batches), so the result is the mean over every batch
     of every process. The model runs in eval mode (no dropout), so the result is deterministic; the previous mode
     is restored.
@@ -148,7 +150,10 @@ def accumulate_gradients(
     def make_hook(name: str) -> Callable[[torch.Tensor], None]:
         def hook(p: torch.Tensor) -> None:
             assert p.grad is not None
-            acc[name] += p.grad.detach().to(acc[name].device, torch.float32)
+            grad = p.grad.detach()
+            if grad.device != acc[name].device:  # offloaded: copy in the gradient's own dtype (fewer bytes)
+                grad = grad.to(acc[name].device)
+            acc[name].add_(grad)  # in place, float32 (a bf16 gradient is promoted element-wise, no float32 copy)
             p.grad = None
 
         return hook
@@ -211,12 +216,15 @@ def accumulate_gradients(
     if distributed:  # the mean over every batch of every process, also when processes stopped at different steps
         count = torch.tensor(float(steps), device=accelerator.device)
         total_steps = float(accelerator.reduce(count, reduction="sum"))
+    # The mean is formed in the accumulators themselves (divided in place, checked by min/max): no second copy of
+    # every target gradient exists at the end (0.2.2 held sum and mean at once: twice the accumulator memory).
     mean = {}
-    for name, total in acc.items():
-        if distributed:
+    for name in list(acc):
+        total = acc.pop(name)
+        if distributed:  # accelerate's reduce returns a copy; the popped sum is freed when ``total`` is rebound
             total = accelerator.reduce(total.to(accelerator.device), reduction="sum").to(total.device)
-        g = total / total_steps
-        if not bool(torch.isfinite(g).all()):
+        total.div_(total_steps)
+        if total.numel() and not all(math.isfinite(float(v)) for v in torch.aminmax(total)):  # NaN propagates
             raise ValueError(f"the accumulated gradient of {name!r} holds NaN or inf")
-        mean[name] = g
+        mean[name] = total
     return mean
