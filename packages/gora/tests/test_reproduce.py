@@ -12,7 +12,12 @@ CLAIMS = {"gora-beats-lora", "init-is-descent", "budget-respected", "init-is-che
 
 def test_reproduce_tiny_digits_transfer_computes_every_claim_and_the_controls(tmp_path):
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)  # test seeds in 2 spawned worker processes
-    assert {c.id for c in report.claims} == CLAIMS | {"positive-control", "init-is-descent-held-out-xi"}
+    assert {c.id for c in report.claims} == CLAIMS | {
+        "positive-control",
+        "init-is-descent-held-out-xi",
+        "init-is-descent-1-over-L",
+        "init-is-descent-1-over-L-normalised",
+    }
     measured = {c.id: c.measured for c in report.claims}
     assert measured["gora-beats-lora"]["n_seeds"] == 2
     assert all(0.0 <= a <= 1.0 for a in measured["positive-control"]["per_seed"]["probe"])
@@ -30,6 +35,20 @@ def test_reproduce_tiny_digits_transfer_computes_every_claim_and_the_controls(tm
     one = _test_seed(1, PROFILES["tiny"], report.config["lr_search"]["chosen"])
     assert [one["runs"][m]["accuracy"] for m in ("gora", "lora")] == [gap["per_seed"][m][1] for m in ("gora", "lora")]
     assert one["held_out_xi"]["gora_drop"]["grad"] == held["loss_drop"][1]
+    assert one["one_over_l"]["gora_drop"]["grad"] == measured["init-is-descent-1-over-L"]["gora"]["per_seed"][1]
+    # xi = 1/L: the full-rank control equals the SGD step; the normalised drop is the raw drop / (||G||^2 / 2L)
+    for cid in ("init-is-descent-1-over-L", "init-is-descent-1-over-L-normalised"):
+        m = measured[cid]
+        assert max(m["control_full_rank_minus_sgd"]) < 1e-5 and m["n_seeds"] == 2
+        assert all(x == pytest.approx(1 / big_l) for x, big_l in zip(m["xi"], m["L"]))
+        assert m["verdict"] in (
+            "holds",
+            "does not hold",
+            "cannot answer: the SGD-step control fails the same criterion",
+        )
+    raw, norm = measured["init-is-descent-1-over-L"], measured["init-is-descent-1-over-L-normalised"]
+    for d, n, big_l, g2 in zip(raw["gora"]["per_seed"], norm["gora"]["per_seed"], raw["L"], raw["grad_norm_sq"]):
+        assert n == pytest.approx(d / (g2 / (2 * big_l)))
     assert report.config["phase_seconds"]["workers"] == 2
     lr_search = report.config["lr_search"]
     assert set(lr_search["chosen"]) == {"lora", "gora"} and all(v in (1e-3, 1e-2) for v in lr_search["chosen"].values())
@@ -66,3 +85,31 @@ def test_cli_help_and_bad_arguments(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["reproduce", "--profile", "nope"])
     assert exc.value.code == 2
+
+
+def test_hessian_spectral_norm_matches_the_explicit_hessian():
+    """Power iteration's |lambda|max equals the largest |eigenvalue| of the explicit Hessian (a 304-weight net)."""
+    import torch
+    from nips25_gora.digits import DIGITS_TARGETS, DigitsNet
+    from nips25_gora.transfer import hessian_spectral_norm
+
+    torch.manual_seed(0)
+    net = DigitsNet(num_labels=3, hidden=4)
+    batches = [{"pixels": torch.rand(8, 64), "labels": torch.randint(0, 3, (8,))} for _ in range(2)]
+    got = hessian_spectral_norm(net, batches, seed=1, max_iter=2000, rtol=1e-9)
+    shapes = [getattr(net, t).weight.shape for t in DIGITS_TARGETS]
+    flat0 = torch.cat([getattr(net, t).weight.detach().flatten() for t in DIGITS_TARGETS]).double()
+
+    def loss(flat):
+        weights, i = {}, 0
+        for t, shape in zip(DIGITS_TARGETS, shapes):
+            weights[f"{t}.weight"] = flat[i : i + shape.numel()].view(shape).float()
+            i += shape.numel()
+        out = [torch.func.functional_call(net, weights, kwargs=b).loss for b in batches]
+        return sum(out) / len(out)
+
+    eig = torch.linalg.eigvalsh(torch.autograd.functional.hessian(loss, flat0))
+    top = eig[eig.abs().argmax()]
+    assert got["converged"] == 1.0
+    assert got["L"] == pytest.approx(float(top.abs()), rel=1e-3)
+    assert got["eigenvalue"] == pytest.approx(float(top), rel=1e-3)
