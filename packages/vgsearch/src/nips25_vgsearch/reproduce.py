@@ -37,9 +37,11 @@ __all__ = [
     "PROFILES",
     "TITLE",
     "PaperInputError",
+    "control_difficulty",
     "exact_match",
     "load_math_jsonl",
     "matched_flops_comparison",
+    "oracle_b1_accuracy",
     "paper_settings",
     "reproduce",
 ]
@@ -732,8 +734,10 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             "Part A: calibrated simulator (StepChainTask, MATH-500 level mix, FLOPs of a 1.5B generator and a 7B "
             "PRM; calibrated to the paper's <1% consecutive-gap share and ~55% single-sample accuracy), the paper's "
             "rounds 12/6/4/3 for g=1..4, every claim under two FLOPs accountings (prefill re-read; prefix-cached). "
-            "Control: the same sweep with an oracle PRM on recoverable chains. Part B: a tiny MLP generator and GRU "
-            "PRM trained here on modular-arithmetic chains (real computation, FLOPs from their parameter counts). "
+            "Control: the same sweep with an oracle PRM on chains where only every other step can go wrong "
+            "(planted redundant verifications), the 0.2.2 control (every step can go wrong) beside it. Part B: a "
+            "tiny MLP generator and GRU PRM trained here on modular-arithmetic chains (real computation, FLOPs from "
+            "their parameter counts). "
             "Beam width B2 = 4 throughout, as in the paper's runs. SEs are paired over problems."
         ),
     )  # fmt: skip
