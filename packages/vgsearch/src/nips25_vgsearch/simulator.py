@@ -62,9 +62,9 @@ class StepChainTask:
     r"""Problems whose solutions are chains of steps; each step is right or wrong, errors mostly absorbing.
 
     Problem :math:`i` has level :math:`d_i \sim` ``level_mix``, depth :math:`L_{d}` and per-step correctness
-    :math:`q_i = \sigma(\mathrm{logit}(q_{d}) + \delta_i)`, :math:`\delta_i \sim N(0, \text{q\_spread}^2)`. A step
-    after a correct prefix is correct with probability :math:`q_i`; after an error it recovers with probability
-    ``recovery``. Steps have :math:`1 + \mathrm{Poisson}(\lambda - 1)` tokens. The answer is right iff the
+    :math:`q_i = \sigma(\mathrm{logit}(q_{d}) + \delta_i)`, :math:`\delta_i \sim N(0, \text{q\_spread}^2)`. A
+    (decision) step after a correct prefix is correct with probability :math:`q_i`; after an error it recovers with
+    probability ``recovery``. Steps have :math:`1 + \mathrm{Poisson}(\lambda - 1)` tokens. The answer is right iff the
     prefix is correct after the last step. The PRM (:class:`SimPRM`) is
 
     .. math::
@@ -83,6 +83,10 @@ class StepChainTask:
         q_by_level: per-step correctness per level, in (0, 1).
         q_spread: sd of the per-problem logit offset of ``q``.
         recovery: probability that a step after an error makes the prefix correct again.
+        decision_period: :math:`p \ge 1`; only steps :math:`1, 1 + p, 1 + 2p, \dots` (decision steps) can go
+            wrong or recover, the steps between (routine steps) keep the prefix's state, so a PRM score that tracks
+            the state does not move over them. ``1`` (default): every step is a decision step. The positive
+            control plants the paper's premise (verifications that add nothing) with ``p = 2``.
         tokens_per_step: mean tokens per step :math:`\lambda`.
         problem_tokens: tokens of each problem statement.
         prm_signal: :math:`a`; prm_bias: :math:`\tau`; prm_first_noise: :math:`\sigma_1`;
@@ -97,6 +101,7 @@ class StepChainTask:
     q_by_level: tuple[float, ...] = (0.97, 0.94, 0.91, 0.88, 0.85)
     q_spread: float = 1.0
     recovery: float = 0.05
+    decision_period: int = 1
     tokens_per_step: float = 60.0
     problem_tokens: int = 100
     prm_signal: float = 3.0
@@ -136,6 +141,8 @@ class StepChainTask:
             raise ValueError(f"rho must be in [0, 1), got {self.rho}")
         if not math.isfinite(self.tokens_per_step) or self.tokens_per_step < 1:
             raise ValueError(f"tokens_per_step must be >= 1, got {self.tokens_per_step}")
+        if not is_int(self.decision_period) or self.decision_period < 1:
+            raise ValueError(f"decision_period must be an int >= 1, got {self.decision_period!r}")
         if not is_int(self.problem_tokens) or self.problem_tokens < 1:
             raise ValueError(f"problem_tokens must be an int >= 1, got {self.problem_tokens!r}")
         if not is_int(self.seed) or self.seed < 0:
@@ -214,7 +221,8 @@ class SimGenerator:
         cdf = _poisson_cdf(self.task.tokens_per_step - 1.0)
         while live.size:
             u, u_tok, ident = _step_draws(seeds[live], k[live])
-            ok[live] = np.where(ok[live], u < q[live], u < self.task.recovery)
+            decide = k[live] % self.task.decision_period == 0  # step k + 1 is a decision step
+            ok[live] = np.where(decide, np.where(ok[live], u < q[live], u < self.task.recovery), ok[live])
             n_tok = 1 + np.minimum(np.searchsorted(cdf, u_tok, side="right"), cdf.size - 1)
             k[live] += 1
             tokens[live] += n_tok
