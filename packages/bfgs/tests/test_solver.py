@@ -198,6 +198,31 @@ def test_f_star_above_attained_value_is_an_error_not_converged():
         bfgs(_quartic, x0, f_star=100.0, max_iter=20)
     res = bfgs(_quartic, x0, f_star=8.0, max_iter=20)
     assert int(res.status) == F_STAR_TOO_HIGH and float(res.f) < 8.0
+    traced = jax.jit(lambda z: bfgs(_quartic, z, f_star=100.0, max_iter=20))(x0)  # no ValueError under jit:
+    assert int(traced.status) == F_STAR_TOO_HIGH and int(traced.n_iter) == 0  # the solve stops at x0
+
+
+def test_a_repeated_call_neither_traces_fun_nor_evaluates_it_outside_the_solve():
+    """bfgs checks fun's output shape and f(x0) >= f_star inside the compiled solve (0.2.3): a second call with the
+    same fun and shapes runs fun's Python body zero times (0.2.2 traced it once per call and evaluated f(x0) apart);
+    a scalar B0 gives the run of the matrix c I."""
+    calls = []
+
+    def fun(x):
+        calls.append(1)
+        return _quartic(x)
+
+    ref = {B0: bfgs(fun, jnp.zeros(3), B0=B0, f_star=5.0, max_iter=20) for B0 in ("identity", 2.0)}
+    n = len(calls)
+    assert n > 0
+    again = bfgs(fun, jnp.zeros(3), B0=2.0, f_star=5.0, max_iter=20)  # one compile serves every scalar B0
+    assert len(calls) == n
+    np.testing.assert_array_equal(np.asarray(again.x), np.asarray(ref[2.0].x))
+    # B0 = c I skips the (d, d) Cholesky inverse; the matrix c I takes it: the same H0, so the same run, bit for bit
+    for c in (2.0, 10.0):
+        scalar, matrix = (bfgs(fun, jnp.zeros(3), B0=B, f_star=5.0, max_iter=20) for B in (c, c * jnp.eye(3)))
+        for a, b in ((scalar.x, matrix.x), (scalar.approx, matrix.approx), (scalar.n_fev, matrix.n_fev)):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
 @pytest.mark.parametrize("fun", [lambda x: -jnp.sum(x**2), jnp.sum], ids=["concave", "linear"])

@@ -12,9 +12,10 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.tree_util import Partial
 
-from nips25_bfgs.checks import check_matrix_spd, check_positive, is_concrete
+from nips25_bfgs.checks import check_matrix_spd, check_positive, check_scalar_output, is_concrete
 
 __all__ = ["InitialHessian", "initial_hessian"]
 
@@ -24,8 +25,18 @@ InitialHessian = str | float | int | jax.Array | Callable[[jax.Array], jax.Array
 
 @jax.jit
 def _hessian_at(fun: Partial, x0: jax.Array) -> jax.Array:
+    check_scalar_output(fun, x0)  # at trace time: a vector-valued fun is named, not JAX's Hessian error
     H = jax.hessian(fun)(x0)
     return (0.5 * (H + H.T)).astype(x0.dtype)
+
+
+def identity_scale(B0: Any) -> float | None:
+    """``c`` when ``B0`` is :math:`cI`: ``"identity"`` (``c = 1``) or a positive scalar (checked); else ``None``."""
+    if isinstance(B0, str) and B0 == "identity":
+        return 1.0
+    if isinstance(B0, (int, float, np.integer, np.floating)) and not isinstance(B0, bool):
+        return check_positive(B0, "B0")
+    return None
 
 
 def initial_hessian(B0: Any, fun: Callable[[jax.Array], jax.Array] | None, x0: jax.Array) -> jax.Array:

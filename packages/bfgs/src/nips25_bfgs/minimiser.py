@@ -17,8 +17,8 @@ import jax.numpy as jnp
 import optimistix as optx
 from jax.flatten_util import ravel_pytree
 
-from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
-from nips25_bfgs.iteration import Iterate, bfgs_iteration, direction, inverse_of
+from nips25_bfgs.initial_hessian import InitialHessian, identity_scale, initial_hessian
+from nips25_bfgs.iteration import Iterate, bfgs_iteration, direction, inverse_of, inverse_of_scaled_identity
 from nips25_bfgs.linesearch import WeakWolfe
 from nips25_bfgs.solver import FORMS
 
@@ -130,9 +130,13 @@ class BFGS(optx.AbstractMinimiser):  # type: ignore[misc]
         x, _ = ravel_pytree(y)
         value_and_grad, unravel = self._flat(fn, y, args)
         (f, aux), g = value_and_grad(x)
-        B = initial_hessian(self.B0, lambda z: fn(unravel(z), args)[0], x)
         inverse = self.form == "inverse"
-        M = inverse_of(B) if inverse else B
+        c = identity_scale(self.B0)
+        if inverse and c is not None:  # (c I)^-1 without the O(d^3) Cholesky, bit for bit inverse_of(c I)
+            M = inverse_of_scaled_identity(jnp.asarray(c, x.dtype), x.shape[0])
+        else:
+            B = initial_hessian(self.B0, lambda z: fn(unravel(z), args)[0], x)
+            M = inverse_of(B) if inverse else B
         it = Iterate(x=x, f=f, g=g, M=M, d=direction(M, g, inverse=inverse), aux=aux)
         finite = jnp.isfinite(f) & jnp.all(jnp.isfinite(g)) & jnp.all(jnp.isfinite(it.d))
         return BFGSMinimiserState(

@@ -26,8 +26,8 @@ from nips25_bfgs.checks import (
     check_vector,
     is_concrete,
 )
-from nips25_bfgs.initial_hessian import InitialHessian, initial_hessian
-from nips25_bfgs.iteration import Iterate, bfgs_iteration, direction, inverse_of
+from nips25_bfgs.initial_hessian import InitialHessian, identity_scale, initial_hessian
+from nips25_bfgs.iteration import Iterate, bfgs_iteration, direction, inverse_of, inverse_of_scaled_identity
 from nips25_bfgs.linesearch import WeakWolfe
 from nips25_bfgs.potential import psi_weighted
 
@@ -161,9 +161,9 @@ def flatten_problem(fun: Callable[[Any], jax.Array], x0: Any) -> tuple[Partial, 
     return Partial(rav, fun_p), flat, rav
 
 
-@jax.jit
-def _value(fun: Partial, x: jax.Array) -> jax.Array:
-    return fun(x)
+@functools.partial(jax.jit, static_argnames=("d",))
+def _scaled_eye(c: jax.Array, d: int) -> jax.Array:
+    return c * jnp.eye(d, dtype=c.dtype)
 
 
 def stop_value(stop: str, f: jax.Array, g: jax.Array, d: jax.Array, f_star: Any) -> jax.Array:
@@ -217,6 +217,7 @@ def _solve(
     fun: Partial,
     x0: jax.Array,
     B0: jax.Array,
+    b0_scale: jax.Array,
     tol: jax.Array,
     f_star: jax.Array | None,
     hess_star: jax.Array | None,
@@ -227,17 +228,30 @@ def _solve(
     stop: str,
     history: bool,
 ) -> BFGSResult:
+    check_scalar_output(fun, x0)  # at trace time only: the compiled solve is cached per objective and shape
     inverse = form == "inverse"
     value_and_grad = jax.value_and_grad(lambda z: (fun(z), None), has_aux=True)
-    M0 = inverse_of(B0) if inverse else B0
     (f0, _), g0 = value_and_grad(x0)
-    it0 = Iterate(x=x0, f=f0, g=g0, M=M0, d=direction(M0, g0, inverse=inverse), aux=None)
+    if inverse:  # B0 = c I (b0_scale = c, not nan): H0 without the O(d^3) Cholesky inverse, bit for bit the same
+
+        def start(M: jax.Array) -> tuple[jax.Array, jax.Array]:
+            return M, direction(M, g0, inverse=True)
+
+        general = lambda B: start(inverse_of(B))  # noqa: E731
+        scaled = lambda _: start(inverse_of_scaled_identity(b0_scale, x0.shape[0]))  # noqa: E731
+        M0, d0 = jax.lax.cond(jnp.isnan(b0_scale), general, scaled, B0)
+    else:
+        M0, d0 = B0, direction(B0, g0, inverse=False)
+    it0 = Iterate(x=x0, f=f0, g=g0, M=M0, d=d0, aux=None)
     hist = None
     if history:
         hist = _empty_history(max_iter + 1, x0.shape[0], x0.dtype)
         hist = _record(hist, jnp.int32(0), jnp.asarray(True), it0, f_star, hess_star, inverse=inverse)
     finite0 = jnp.isfinite(f0) & jnp.all(jnp.isfinite(g0)) & jnp.all(jnp.isfinite(it0.d))
-    status0 = jnp.where(finite0, RUNNING, NON_FINITE).astype(jnp.int32)
+    status0 = jnp.where(finite0, RUNNING, NON_FINITE)
+    if f_star is not None:  # x0 already below f_star - tol: f_star is wrong, nothing to iterate
+        status0 = jnp.where(finite0 & (f0 - f_star < -tol), F_STAR_TOO_HIGH, status0)
+    status0 = status0.astype(jnp.int32)
     carry0 = (jnp.int32(0), it0, jnp.int32(1), status0, jnp.int32(0), hist)
 
     def cond(carry: tuple[Any, ...]) -> jax.Array:
@@ -320,8 +334,9 @@ def bfgs(
             needs ``f_star``), ``"grad_norm"`` (:math:`\|g\|_2 \le` tol; not affine invariant) or ``"auto"``
             (``f_gap`` when ``f_star`` is given, else ``newton_decrement``).
         f_star: optimal value :math:`f_*`, for the ``f_gap`` stop and the ``history.gap`` record. A value above an
-            attained one is an error: ``ValueError`` when :math:`f(x_0) < f_* - \text{tol}` (checked on concrete
-            inputs), else the result has ``status == F_STAR_TOO_HIGH`` instead of ``CONVERGED``.
+            attained one is an error: ``ValueError`` when :math:`f(x_0) < f_* - \text{tol}` (on concrete inputs;
+            under ``jit``/``vmap`` that solve stops at :math:`x_0` with ``status == F_STAR_TOO_HIGH``), else the
+            result has ``status == F_STAR_TOO_HIGH`` instead of ``CONVERGED``.
         hess_star: ``(d, d)`` SPD :math:`\nabla^2 f(x_*)`, to record the potential :math:`\Psi(\tilde B_t)`
             (needs ``history=True``; :math:`O(d^3)` per iteration).
         form: ``"inverse"`` (update :math:`H = B^{-1}`, :math:`O(d^2)` per step) or ``"direct"`` (update
@@ -354,7 +369,6 @@ def bfgs(
     """
     fun_flat, x, rav = flatten_problem(fun, x0)
     check_vector(x, "x0")
-    check_scalar_output(fun_flat, x)
     ls = WeakWolfe() if line_search is None else line_search
     if not isinstance(ls, WeakWolfe):
         raise TypeError(f"line_search must be a WeakWolfe (see weak_wolfe()), got {type(ls).__name__}")
@@ -372,7 +386,7 @@ def bfgs(
     d = x.shape[0]
     f_s = None
     if f_star is not None:
-        f_s = jnp.asarray(f_star, dtype=x.dtype)
+        f_s = jnp.asarray(f_star, dtype=x.dtype) if isinstance(f_star, jax.Array) else np.asarray(f_star, x.dtype)
         if f_s.ndim != 0:
             raise ValueError(f"f_star must be a scalar, got shape {tuple(f_s.shape)}")
         if is_concrete(f_s) and not np.isfinite(float(f_s)):
@@ -383,20 +397,25 @@ def bfgs(
     if hess_star is not None:
         h_s = jnp.asarray(hess_star, dtype=x.dtype)
         check_matrix_spd(h_s, "hess_star", d)
-    if f_s is not None and is_concrete((x, f_s)):
-        f0 = _value(fun_flat, x)
-        if is_concrete(f0) and np.isfinite(float(f0)) and float(f0) < float(f_s) - tol:
-            raise ValueError(
-                f"f_star={float(f_s)!r} is above f(x0)={float(f0)!r} (by more than tol={tol!r}): f_star must be the "
-                "optimal value, a lower bound of f"
-            )
-    B = initial_hessian(B0, fun_flat, x)
+    c = identity_scale(B0)
+    if c is None:
+        B, b0_scale = initial_hessian(B0, fun_flat, x), np.asarray(np.nan, x.dtype)
+    else:  # c I in one compiled call (an eager jnp.eye costs ~0.1 ms, more than a small solve), same entries
+        b0_scale = np.asarray(c, x.dtype)  # NumPy scalars: a jnp.asarray dispatches an op (~0.1 ms) each
+        B = _scaled_eye(b0_scale, d)
     res = _solve(
-        fun_flat, x, B, jnp.asarray(tol, x.dtype), f_s, h_s, line_search=ls, max_iter=int(max_iter), form=form,
+        fun_flat, x, B, b0_scale, np.asarray(tol, x.dtype), f_s, h_s, line_search=ls, max_iter=int(max_iter), form=form,
         stop=stop, history=bool(history),
     )  # fmt: skip
-    if is_concrete(res.status) and int(res.n_iter) == 0 and int(res.status) == NON_FINITE:
-        raise ValueError("fun or its gradient is not finite at x0 (or B0 gives a non-finite direction)")
+    if is_concrete(res.status) and int(res.n_iter) == 0:  # one host sync per call, after the solve
+        status = int(res.status)
+        if status == NON_FINITE:
+            raise ValueError("fun or its gradient is not finite at x0 (or B0 gives a non-finite direction)")
+        if status == F_STAR_TOO_HIGH and f_s is not None and float(res.f) < float(f_s) - tol:
+            raise ValueError(
+                f"f_star={float(f_s)!r} is above f(x0)={float(res.f)!r} (by more than tol={tol!r}): f_star must be "
+                "the optimal value, a lower bound of f"
+            )
     if rav is not None:
         res = res._replace(x=rav.unravel(res.x))
     return res
