@@ -129,6 +129,9 @@ def test_reproduce_tiny_profile_builds_a_complete_report(tmp_path, monkeypatch):
     assert set(means) == set(ROUTERS)
     # Optimum (LP on true quality/cost) is an upper bound only up to rounding; it must be positive and finite
     assert means["Optimum"]["quality"] > 0
+    # each router's SE over seeds, by hand from the per-seed rows (2 seeds: |a - b| / 2)
+    a, b = (r["quality"] for r in report.config["per_seed_results"]["1.0"]["PORT"])
+    assert report.config["se_results"]["1.0"]["PORT"]["quality"] == pytest.approx(abs(a - b) / 2, rel=1e-12)
     # reproducibility: the same seed gives the same routing numbers
     monkeypatch.setenv("RANK", "1")
     rank1 = tmp_path / "rank1"

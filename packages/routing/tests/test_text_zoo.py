@@ -94,6 +94,23 @@ def test_text_zoo_structure_and_determinism(isolated_cache):
     assert (z.history.quality.mean(axis=0) > 1.5 / 12).all()
 
 
+def test_text_zoo_classifiers_are_fitted_on_one_thread_whatever_the_callers_pool(isolated_cache, monkeypatch):
+    """The MLP (BLAS-threaded, like digits-zoo's) sees a pool of 1 thread even when the caller allows 2."""
+    from sklearn.neural_network import MLPClassifier
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    fit, seen = MLPClassifier.fit, []
+
+    def spy(self, *args, **kwargs):
+        seen.append({pool["num_threads"] for pool in threadpool_info()})
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(MLPClassifier, "fit", spy)
+    with threadpool_limits(limits=2):
+        text_zoo(seed=0, n_stream=50, fit_fraction=0.15, encoder=HashEncoder())
+    assert seen == [{1}]
+
+
 def test_text_zoo_rejects_bad_arguments(isolated_cache):
     with pytest.raises(ValueError, match="n_stream"):
         text_zoo(n_stream=0, encoder=HashEncoder())

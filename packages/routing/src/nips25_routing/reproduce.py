@@ -243,9 +243,10 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, n_seeds: 
     # the figure, like run_reproduce's report, is written by the main rank only (a launch's other ranks: nothing)
     figure = _figure(results, out_dir) if is_main_rank() else "port_vs_baselines.png"
     claims = _claims(results, duals, control, prof)
-    table = {
-        str(b): {n: {k: _mean(results, b, n, k) for k in ("quality", "cost", "ratio", "throughput")} for n in ROUTERS}
-        for b in prof.budgets
+    keys = ("quality", "cost", "ratio", "throughput")
+    table = {str(b): {n: {k: _mean(results, b, n, k) for k in keys} for n in ROUTERS} for b in prof.budgets}
+    table_se = {  # SE over seeds of each router's mean (the claims' gaps are paired, so their SEs are smaller)
+        str(b): {n: {k: _se([r[k] for r in results[b][n]]) for k in keys} for n in ROUTERS} for b in prof.budgets
     }
     default = PORTConfig()
     return Report(
@@ -272,6 +273,7 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path, n_seeds: 
                 "gamma_max": default.gamma_max,
             },
             "mean_results": table,
+            "se_results": table_se,
             "per_seed_results": {str(b): results[b] for b in prof.budgets},
             "dual_forms_per_seed": {str(b): duals[b] for b in prof.budgets},
             "affordable_queries_mean": {

