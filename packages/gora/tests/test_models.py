@@ -68,6 +68,13 @@ def test_math_jsonl_reader(tmp_path):
     (tmp_path / "bad.jsonl").write_text(json.dumps({"x": 1}))
     with pytest.raises(ValueError, match="path"):
         load_math_jsonl(tmp_path / "bad.jsonl")
+    good = json.dumps({"query": "q", "response": "a"})
+    (tmp_path / "broken.jsonl").write_text(good + "\n{not json\n")
+    with pytest.raises(ValueError, match=r"path: line 2 of .*broken.jsonl is not valid JSON"):
+        load_math_jsonl(tmp_path / "broken.jsonl")
+    (tmp_path / "list.jsonl").write_text(good + "\n[1, 2]\n")
+    with pytest.raises(ValueError, match=r"path: line 2 of .*list.jsonl must be a JSON object, got list"):
+        load_math_jsonl(tmp_path / "list.jsonl")
 
 
 @pytest.mark.parametrize(

@@ -97,7 +97,8 @@ def load_math_jsonl(path: str | os.PathLike[str], *, limit: int | None = None) -
 
     Raises:
         FileNotFoundError: if ``path`` does not exist (nothing is downloaded).
-        ValueError: if a line lacks both key pairs or the file is empty.
+        ValueError: if a line is not a JSON object, lacks both key pairs, or the file is empty (the message names
+            the line).
     """
     p = Path(path)
     if not p.is_file():
@@ -107,7 +108,12 @@ def load_math_jsonl(path: str | os.PathLike[str], *, limit: int | None = None) -
         for n, line in enumerate(fh):
             if not line.strip():
                 continue
-            row = json.loads(line)
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"path: line {n + 1} of {p} is not valid JSON ({e.msg}, column {e.colno})") from e
+            if not isinstance(row, dict):
+                raise ValueError(f"path: line {n + 1} of {p} must be a JSON object, got {type(row).__name__}")
             q = row.get("query", row.get("question"))
             a = row.get("response", row.get("answer"))
             if q is None or a is None:
