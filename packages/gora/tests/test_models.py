@@ -75,6 +75,8 @@ def test_math_jsonl_reader(tmp_path):
     (tmp_path / "list.jsonl").write_text(good + "\n[1, 2]\n")
     with pytest.raises(ValueError, match=r"path: line 2 of .*list.jsonl must be a JSON object, got list"):
         load_math_jsonl(tmp_path / "list.jsonl")
+    with pytest.raises(ValueError, match="limit"):
+        load_math_jsonl(path, limit=0)
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,8 @@ def load_math_jsonl(path: str | os.PathLike[str], *, limit: int | None = None) -
         ValueError: if a line is not a JSON object, lacks both key pairs, or the file is empty (the message names
             the line).
     """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be None or an int >= 1, got {limit!r}")
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"path: no JSONL file at {p}; download MetaMathQA/GSM8K yourself and pass its path")
