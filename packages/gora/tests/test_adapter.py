@@ -141,6 +141,20 @@ def test_apply_gora_rejects_bad_input(make_bert, make_batches):
         apply_gora(model, nan_batches, GoraConfig(target_modules=("query",)))
 
 
+def test_fresh_user_review_bad_inputs_name_the_argument(make_bert, make_batches):
+    with pytest.raises(ValueError, match=r"modules_to_save: \['clasifier'\] match no module"):
+        apply_gora(make_bert(), make_batches(1), GoraConfig(target_modules=("query",), modules_to_save=("clasifier",)))
+    with pytest.raises(TypeError, match="batches must be an iterable"):
+        apply_gora(make_bert(), None, GoraConfig(target_modules=("query",)))  # type: ignore[arg-type]
+    bad = make_batches(2)
+    bad[1] = {"input_ids": bad[1]["input_ids"], "labels": bad[1]["labels"][:1]}  # 4 rows, 1 label
+    with pytest.raises(ValueError) as info:
+        apply_gora(make_bert(), bad, GoraConfig(target_modules=("query",), n_steps=2))
+    assert "batch 1 of `batches`" in "".join(getattr(info.value, "__notes__", []))
+    with pytest.warns(UserWarning, match="r_ref=64 > r_max=32"):
+        GoraConfig(r_ref=64)
+
+
 def test_gora_config_types_review_findings():
     with pytest.raises(TypeError, match="lora_dropout"):
         GoraConfig(lora_dropout="0.1")  # type: ignore[arg-type]

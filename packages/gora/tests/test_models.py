@@ -9,7 +9,7 @@ import torch
 from nips25_gora import GoraConfig, apply_gora
 from nips25_gora.corpus import TOPICS, load_math_jsonl, load_topics
 from nips25_gora.models import LLAMA_TARGETS, load_causal_lm
-from nips25_gora.training import TrainConfig, make_loader, train
+from nips25_gora.training import TrainConfig, evaluate_accuracy, make_loader, train
 
 
 def test_tiny_llama_from_local_path_gora_step_and_round_trip(tmp_path):
@@ -68,6 +68,15 @@ def test_math_jsonl_reader(tmp_path):
     (tmp_path / "bad.jsonl").write_text(json.dumps({"x": 1}))
     with pytest.raises(ValueError, match="path"):
         load_math_jsonl(tmp_path / "bad.jsonl")
+    good = json.dumps({"query": "q", "response": "a"})
+    (tmp_path / "broken.jsonl").write_text(good + "\n{not json\n")
+    with pytest.raises(ValueError, match=r"path: line 2 of .*broken.jsonl is not valid JSON"):
+        load_math_jsonl(tmp_path / "broken.jsonl")
+    (tmp_path / "list.jsonl").write_text(good + "\n[1, 2]\n")
+    with pytest.raises(ValueError, match=r"path: line 2 of .*list.jsonl must be a JSON object, got list"):
+        load_math_jsonl(tmp_path / "list.jsonl")
+    with pytest.raises(ValueError, match="limit"):
+        load_math_jsonl(path, limit=0)
 
 
 @pytest.mark.parametrize(
@@ -76,3 +85,32 @@ def test_math_jsonl_reader(tmp_path):
 def test_train_config_rejects_bad_values(kwargs, word):
     with pytest.raises(ValueError, match=word):
         TrainConfig(**kwargs)
+
+
+def test_training_bad_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="weight_decay"):
+        TrainConfig(weight_decay=float("nan"))
+    with pytest.raises(TypeError, match="steps"):
+        TrainConfig(steps=2.5)  # type: ignore[arg-type]
+
+    class Regressor(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+
+        def forward(self, x, labels=None):
+            out = self.lin(x)
+            return type("Out", (), {"loss": ((out[:, 0] - labels) ** 2).mean() if labels is not None else None,
+                                    "logits": out})()  # fmt: skip
+
+    data = {"x": torch.randn(8, 2), "labels": torch.full((8,), float("nan"))}
+    with pytest.raises(ValueError, match="not finite .* at step 0 of 2"):
+        train(Regressor(), make_loader(data, batch_size=4, seed=0), TrainConfig(steps=2, lora_plus_ratio=1.0))
+    with pytest.raises(ValueError, match="equal length"):
+        evaluate_accuracy(Regressor(), {"x": torch.randn(8, 2), "labels": torch.zeros(5, dtype=torch.long)})
+    with pytest.raises(ValueError, match="non-empty"):
+        evaluate_accuracy(Regressor(), {"x": torch.randn(0, 2), "labels": torch.zeros(0, dtype=torch.long)})
+    with pytest.raises(ValueError, match="batch_size"):
+        evaluate_accuracy(
+            Regressor(), {"x": torch.randn(4, 2), "labels": torch.zeros(4, dtype=torch.long)}, batch_size=0
+        )

@@ -85,6 +85,12 @@ def test_cli_help_and_bad_arguments(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["reproduce", "--profile", "nope"])
     assert exc.value.code == 2
+    capsys.readouterr()
+    for flag in ("--n-steps", "--batch-size", "--r-ref", "--max-length"):  # before any model is loaded
+        with pytest.raises(SystemExit) as exc:
+            main(["init", "--model", "m", "--data", "d.jsonl", "--out", "o", flag, "0"])
+        assert exc.value.code == 2
+        assert f"argument {flag}: must be an integer >= 1" in capsys.readouterr().err
 
 
 def test_hessian_spectral_norm_matches_the_explicit_hessian():

@@ -182,6 +182,17 @@ def save_adapter(model: nn.Module, out_dir: str | os.PathLike[str], *, accelerat
     return out
 
 
+def _check_modules_to_save(model: nn.Module, modules_to_save: tuple[str, ...]) -> None:
+    """Raise if a ``modules_to_save`` name matches no module (peft would silently train and save nothing for it)."""
+    names = [name for name, _ in model.named_modules(remove_duplicate=False)]
+    missing = [m for m in modules_to_save if not any(n.endswith(m) for n in names)]  # peft: ``key.endswith(name)``
+    if missing:
+        raise ValueError(
+            f"modules_to_save: {missing} match no module of the model (peft would silently leave them out of "
+            "training and of the saved adapter)"
+        )
+
+
 def apply_gora(
     model: nn.Module,
     batches: Iterable[Any],
@@ -215,8 +226,10 @@ def apply_gora(
         The ``PeftModel``; its ``gora_init`` attribute is a :class:`GoraInit` (ranks, importances, timings).
 
     Raises:
-        TypeError: if ``config`` is not a :class:`GoraConfig` or a target is not an ``nn.Linear``.
-        ValueError: if a target matches nothing, ``batches`` is empty, or a loss/gradient is not finite.
+        TypeError: if ``config`` is not a :class:`GoraConfig`, a target is not an ``nn.Linear``, or ``batches``
+            is not iterable. An error raised by the model on a batch carries a note naming that batch's index.
+        ValueError: if a ``target_modules`` or ``modules_to_save`` name matches nothing, ``batches`` is empty, or
+            a loss/gradient is not finite.
 
     References:
         He et al., "GoRA: Gradient-driven Adaptive Low Rank Adaptation", NeurIPS 2025, arXiv:2502.12171, Alg. 1.
@@ -242,6 +255,7 @@ def apply_gora(
     if isinstance(model, PeftModel):
         raise TypeError("model is already a PeftModel: pass the base model")
     targets = find_target_linears(model, config.target_modules)
+    _check_modules_to_save(model, config.modules_to_save)
     t0 = time.perf_counter()
     grads = accumulate_gradients(
         model,

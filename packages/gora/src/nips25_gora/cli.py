@@ -7,7 +7,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from nips25_shared import add_common_arguments, configure_logging, run_reproduce, seed_everything, seed_int
+from nips25_shared import (
+    add_common_arguments,
+    configure_logging,
+    positive_int,
+    run_reproduce,
+    seed_everything,
+    seed_int,
+)
 
 __all__ = ["main"]
 
@@ -71,10 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ini.add_argument("--data", type=Path, required=True, help="JSONL with query/response or question/answer")
     ini.add_argument("--out", type=Path, required=True, help="output directory for the adapter")
     ini.add_argument("--targets", nargs="+", default=list(LLAMA_TARGETS), help="target module names")
-    ini.add_argument("--r-ref", type=int, default=8, help="LoRA-equivalent rank (sets the budget)")
-    ini.add_argument("--n-steps", type=int, default=32, help="gradient batches N, over all processes")
-    ini.add_argument("--batch-size", type=int, default=4, help="rows per gradient batch")
-    ini.add_argument("--max-length", type=int, default=512)
+    ini.add_argument("--r-ref", type=positive_int, default=8, help="LoRA-equivalent rank (sets the budget)")
+    ini.add_argument("--n-steps", type=positive_int, default=32, help="gradient batches N, over all processes")
+    ini.add_argument("--batch-size", type=positive_int, default=4, help="rows per gradient batch")
+    ini.add_argument("--max-length", type=positive_int, default=512, help="tokens per row (truncated)")
     ini.add_argument("--seed", type=seed_int, default=0)
     ini.add_argument("-v", "--verbose", action="count", default=0)
     ini.add_argument("-q", "--quiet", action="count", default=0)

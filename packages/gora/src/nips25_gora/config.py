@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -25,6 +26,7 @@ class GoraConfig:
     Attributes:
         target_modules: names (peft semantics: exact name or dotted suffix) of the ``nn.Linear`` layers to adapt.
         r_ref: rank plain LoRA would use everywhere; sets the budget :math:`B=\\sum_i r_{ref}(m_i+n_i)`.
+            ``r_ref > r_max`` warns (``UserWarning``): no layer can exceed ``r_max``, so the budget is not reached.
         r_min: smallest rank a layer may get (scripts: 4).
         r_max: largest rank a layer may get (scripts: 32).
         lora_alpha: LoRA's :math:`\\alpha`; the scaling is :math:`\\alpha/\\sqrt{r_i}` (rsLoRA) or :math:`\\alpha/r_i`.
@@ -89,6 +91,13 @@ class GoraConfig:
                 raise ValueError(f"{name} must be >= 1, got {value}")
         if self.r_min > self.r_max:
             raise ValueError(f"r_min must be <= r_max, got r_min={self.r_min} > r_max={self.r_max}")
+        if self.r_ref > self.r_max:
+            warnings.warn(
+                f"r_ref={self.r_ref} > r_max={self.r_max}: no layer may take more than r_max, so the realised "
+                f"budget stays below LoRA-{self.r_ref}'s; raise r_max to let GoRA use the whole budget",
+                UserWarning,
+                stacklevel=3,
+            )
         for name in ("lora_alpha", "xi", "lora_plus_ratio", "ridge", "lora_dropout"):
             value = getattr(self, name)
             if name == "ridge" and value is None:

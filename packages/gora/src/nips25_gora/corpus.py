@@ -97,8 +97,11 @@ def load_math_jsonl(path: str | os.PathLike[str], *, limit: int | None = None) -
 
     Raises:
         FileNotFoundError: if ``path`` does not exist (nothing is downloaded).
-        ValueError: if a line lacks both key pairs or the file is empty.
+        ValueError: if a line is not a JSON object, lacks both key pairs, or the file is empty (the message names
+            the line).
     """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be None or an int >= 1, got {limit!r}")
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"path: no JSONL file at {p}; download MetaMathQA/GSM8K yourself and pass its path")
@@ -107,7 +110,12 @@ def load_math_jsonl(path: str | os.PathLike[str], *, limit: int | None = None) -
         for n, line in enumerate(fh):
             if not line.strip():
                 continue
-            row = json.loads(line)
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"path: line {n + 1} of {p} is not valid JSON ({e.msg}, column {e.colno})") from e
+            if not isinstance(row, dict):
+                raise ValueError(f"path: line {n + 1} of {p} must be a JSON object, got {type(row).__name__}")
             q = row.get("query", row.get("question"))
             a = row.get("response", row.get("answer"))
             if q is None or a is None:

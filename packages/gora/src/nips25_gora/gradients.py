@@ -114,7 +114,10 @@ def accumulate_gradients(
 
     Raises:
         ValueError: if ``n_steps < 1``, ``batches`` is empty, a target matches nothing, or a gradient is not finite.
-        TypeError: if a target is not an ``nn.Linear``.
+        TypeError: if a target is not an ``nn.Linear`` or ``batches`` is not iterable.
+
+    An exception raised by ``loss_fn`` (e.g. the model's own error for out-of-vocabulary ids or mismatched labels)
+    propagates with a note naming the index of the offending batch in ``batches``.
 
     References:
         He et al., "GoRA: Gradient-driven Adaptive Low Rank Adaptation", NeurIPS 2025, arXiv:2502.12171, Sec. 3.1;
@@ -134,6 +137,12 @@ def accumulate_gradients(
         raise ValueError(f"early_stop_tol must be None or a finite number > 0, got {early_stop_tol!r}")
     if importance_kind not in IMPORTANCE_KINDS:
         raise ValueError(f"importance_kind must be one of {IMPORTANCE_KINDS}, got {importance_kind!r}")
+    try:
+        batch_iter = iter(batches)
+    except TypeError:
+        raise TypeError(
+            f"batches must be an iterable of batches (a list or a DataLoader), got {type(batches).__name__}"
+        ) from None
     loss_fn = loss_fn or default_loss
     targets = find_target_linears(model, target_modules)
     params = {name: mod.weight for name, mod in targets.items()}
@@ -167,14 +176,18 @@ def accumulate_gradients(
             hooks.append(weight.register_post_accumulate_grad_hook(make_hook(name)))
         model.eval()
         previous: dict[str, float] | None = None
-        for batch in progress(batches, total=n_steps, desc="GoRA gradients"):
+        for batch in progress(batch_iter, total=n_steps, desc="GoRA gradients"):
             if steps >= n_steps:
                 break
             if accelerator is not None:
                 from accelerate.utils import send_to_device
 
                 batch = send_to_device(batch, accelerator.device)
-            loss = loss_fn(model, batch)
+            try:
+                loss = loss_fn(model, batch)
+            except Exception as e:  # a model error (bad ids, label shape) says nothing about which input it came from
+                e.add_note(f"GoRA gradient pass: raised by loss_fn(model, batch) on batch {steps} of `batches`")
+                raise
             if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
                 raise ValueError(f"loss_fn must return a scalar tensor, got {loss!r}")
             if not loss.requires_grad:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -70,7 +71,8 @@ class TrainConfig:
 
     Attributes:
         steps: optimizer steps, ``>= 1``.
-        batch_size: examples per step.
+        batch_size: examples per step of the experiments' loaders (:func:`make_loader`); :func:`train` itself
+            takes the batch size of the ``loader`` it is given and does not read this field.
         lr: learning rate of ``lora_A`` (and of every parameter when ``lora_plus_ratio == 1``).
         lora_plus_ratio: :math:`\\eta_B/\\eta_A` (LoRA+, peft's ``create_loraplus_optimizer``); 1 disables it.
         weight_decay: AdamW weight decay.
@@ -87,6 +89,16 @@ class TrainConfig:
     max_grad_norm: float | None = 1.0
 
     def __post_init__(self) -> None:
+        for name in ("steps", "batch_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, got {value!r}")
+        for name in ("lr", "lora_plus_ratio", "weight_decay", "warmup_ratio", "max_grad_norm"):
+            value = getattr(self, name)
+            if name == "max_grad_norm" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite real number, got {value!r}")
         if self.steps < 1:
             raise ValueError(f"steps must be >= 1, got {self.steps}")
         if self.batch_size < 1:
@@ -160,6 +172,7 @@ def train(model: nn.Module, loader: DataLoader, config: TrainConfig, *, accelera
 
     Raises:
         TypeError: if ``config`` is not a :class:`TrainConfig`.
+        ValueError: if a step's loss is not finite (the message names the step; nothing is trained further).
 
     Example:
         >>> from torch import nn
@@ -195,6 +208,12 @@ def train(model: nn.Module, loader: DataLoader, config: TrainConfig, *, accelera
     for _ in progress(steps, desc="train") if accelerator.is_main_process else steps:
         batch = next(batches)
         loss = model(**batch).loss
+        if not bool(torch.isfinite(loss.detach())):
+            raise ValueError(
+                f"the training loss is not finite ({float(loss.detach())}) at step {len(log.losses)} of "
+                f"{config.steps}: "
+                "lower config.lr, or check the loader's batches for NaN/inf inputs or out-of-range labels"
+            )
         accelerator.backward(loss)
         if config.max_grad_norm is not None:
             accelerator.clip_grad_norm_(params, config.max_grad_norm)
@@ -211,9 +230,25 @@ def train(model: nn.Module, loader: DataLoader, config: TrainConfig, *, accelera
 
 @torch.no_grad()
 def evaluate_accuracy(model: nn.Module, data: Mapping[str, torch.Tensor], *, batch_size: int = 64) -> float:
-    """Accuracy of ``argmax(model(**inputs).logits)`` against ``data["labels"]`` (eval mode, no dropout)."""
+    """Accuracy of ``argmax(model(**inputs).logits)`` against ``data["labels"]`` (eval mode, no dropout).
+
+    Args:
+        data: ``{name: tensor}`` of model inputs plus ``labels`` (``(n,)`` int64), all with ``n >= 1`` rows.
+        batch_size: rows per forward pass, ``>= 1``.
+
+    Returns:
+        The share of rows whose arg-max logit equals the label, in [0, 1].
+
+    Raises:
+        ValueError: if ``labels`` is missing or empty, the tensors differ in length, or ``batch_size < 1``.
+    """
     if "labels" not in data:
         raise ValueError("data must hold 'labels'")
+    lengths = {k: len(v) for k, v in data.items()}
+    if len(set(lengths.values())) != 1 or lengths["labels"] == 0:
+        raise ValueError(f"data must hold non-empty tensors of equal length, got lengths {lengths}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
