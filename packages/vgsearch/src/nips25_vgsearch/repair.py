@@ -75,13 +75,20 @@ def _op_index(k: int) -> int:
     return (k + 1) // 2
 
 
-def _truths(problem: str) -> list[int]:
+@functools.lru_cache(maxsize=1 << 16)
+def _ops(problem: str) -> tuple[tuple[str, int], ...]:
+    """The problem's operations (validated once per problem text)."""
+    return tuple(_check_problem(problem))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _truths(problem: str) -> tuple[int, ...]:
     """The true running value after each operation."""
     value, out = int(problem[0]), []
-    for op, d in _check_problem(problem):
+    for op, d in _ops(problem):
         value = (value + d) % 10 if op == "+" else (value - d) % 10
         out.append(value)
-    return out
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=1 << 17)
@@ -92,12 +99,12 @@ def _parse(problem: str, prefix: str) -> tuple[tuple[int, int, int, int, bool], 
     """
     body = prefix[: -len(STOP)] if prefix.endswith(STOP) else prefix
     if not body:
-        _check_problem(problem)
+        _ops(problem)
         return ()
     cut = body.rfind(STOP)
     head = _parse(problem, body[: cut + len(STOP)]) if cut >= 0 else _parse(problem, "")
     text = body[cut + len(STOP) :] if cut >= 0 else body
-    ops = _check_problem(problem)
+    ops = _ops(problem)
     k = len(head)
     m = _STEP.match(text)
     if m is None:
@@ -222,7 +229,7 @@ class RepairGenerator(TinyGenerator):
         """One step (or the rest of the solution) per request, batched over requests."""
         if not requests:
             return []
-        ops = [_check_problem(r.problem) for r in requests]
+        ops = [_ops(r.problem) for r in requests]
         last, depth = [], []
         for i, r in enumerate(requests):
             parsed = _parse(r.problem, r.prefix)
@@ -233,25 +240,35 @@ class RepairGenerator(TinyGenerator):
         a = np.array(last, dtype=np.int64)
         k = np.array(depth, dtype=np.int64)
         total = np.array([repair_steps(len(o)) for o in ops], dtype=np.int64)
-        op_code = [[int(o == "-") for o, _ in row] for row in ops]
-        operand = [[d for _, d in row] for row in ops]
+        op_code = np.zeros((len(ops), max(len(row) for row in ops)), dtype=np.int64)
+        operand = np.zeros_like(op_code)
+        for i, row in enumerate(ops):
+            op_code[i, : len(row)] = [o == "-" for o, _ in row]
+            operand[i, : len(row)] = [d for _, d in row]
         seeds = np.array([r.seed & _MASK for r in requests], dtype=np.uint64)
         texts: list[list[str]] = [[] for _ in requests]
         live = np.arange(len(requests))[k < total]
         while live.size:
             j = (k[live] + 1) // 2
-            op = np.array([op_code[i][jj] for i, jj in zip(live.tolist(), j.tolist())], dtype=np.int64)
-            d = np.array([operand[i][jj] for i, jj in zip(live.tolist(), j.tolist())], dtype=np.int64)
+            op, d = op_code[live, j], operand[live, j]
             is_check = k[live] % 2 == 0
             logits = self.model(torch.from_numpy(_gen_features(a[live], op, d, is_check)))
             cdf = np.cumsum(torch.softmax(logits / self.temperature, dim=-1).double().numpy(), axis=1)
             u, u_tag, _ = _step_draws(seeds[live], k[live])
             result = np.minimum((cdf < (u * cdf[:, -1])[:, None]).sum(axis=1), 9)
             tag = np.minimum((u_tag * len(TAGS)).astype(np.int64), len(TAGS) - 1)
-            for row, i in enumerate(live.tolist()):
-                end = k[i] + 1 >= total[i]
-                texts[i].append(f"{TAGS[tag[row]]}:{'check ' if is_check[row] else ''}{a[i]}{'+-'[op[row]]}{d[row]}="
-                                f"{result[row]}" + ("" if end else STOP))  # fmt: skip
+            ends = (k[live] + 1 >= total[live]).tolist()
+            for i, tg, chk, ai, oi, di, ri, end in zip(
+                live.tolist(),
+                tag.tolist(),
+                is_check.tolist(),
+                a[live].tolist(),
+                op.tolist(),
+                d.tolist(),
+                result.tolist(),
+                ends,
+            ):
+                texts[i].append(f"{TAGS[tg]}:{'check ' if chk else ''}{ai}{'+-'[oi]}{di}={ri}" + ("" if end else STOP))
             a[live] = np.where(is_check, result, a[live])
             k[live] += 1
             live = live[k[live] < total[live]] if to_eos else live[:0]
