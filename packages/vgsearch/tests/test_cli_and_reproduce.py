@@ -17,7 +17,11 @@ def test_reproduce_tiny_profile_structure(tmp_path, monkeypatch):
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     ids = {c.id for c in report.claims}
     assert {"intermediate-g-beats-beam-and-bon", "adaptive-g-matches-best-fixed-with-fewer-flops",
-            "accuracy-flops-curves", "consecutive-prm-gap", "intermediate-g-real-models"} <= ids  # fmt: skip
+            "accuracy-flops-curves", "consecutive-prm-gap", "intermediate-g-real-models", "repair-task-intermediate-g",
+            "repair-task-intermediate-g-prefix-cached", "control-repair-task-oracle-prm"} <= ids  # fmt: skip
+    control = next(c for c in report.claims if c.id == "control-repair-task-oracle-prm").measured
+    assert set(control["prefill-reread"]) >= {"computable", "never_loses", "best_margin"}
+    assert report.config["repair_points"]["oracle"]["prefix-cached"]
     assert all(isinstance(c.holds, bool) and c.criterion for c in report.claims)
     assert (tmp_path / report.figures[0]).is_file()
     assert report.package == "vgsearch" and report.config["sim_points"]

@@ -14,6 +14,7 @@ from nips25_vgsearch.arith import (
 from nips25_vgsearch.flops import ComputeLedger, FlopsModel
 from nips25_vgsearch.generator import STOP, Generator, Step, StepRequest, path_seed, step_seed
 from nips25_vgsearch.hf import HFPRM, HFGenerator, load_generator, load_prm
+from nips25_vgsearch.repair import ArithRepairTask, RepairGenerator, RepairOracle, RepairPRM, load_or_train_repair_pair
 from nips25_vgsearch.search import (
     PAPER,
     GapPolicy,
@@ -42,12 +43,16 @@ __all__ = [
     "STOP",
     "AdaptiveG",
     "ArithChainTask",
+    "ArithRepairTask",
     "ComputeLedger",
     "FlopsModel",
     "GapPolicy",
     "Generator",
     "HFGenerator",
     "PaperPreset",
+    "RepairGenerator",
+    "RepairOracle",
+    "RepairPRM",
     "SearchConfig",
     "SearchResult",
     "SimGenerator",
@@ -71,6 +76,7 @@ __all__ = [
     "final_answer",
     "load_generator",
     "load_or_train_pair",
+    "load_or_train_repair_pair",
     "load_prm",
     "pareto_front",
     "path_seed",

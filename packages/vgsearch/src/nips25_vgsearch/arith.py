@@ -71,12 +71,7 @@ class ArithChainTask:
     problems: list[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if isinstance(self.n_problems, bool) or not isinstance(self.n_problems, int) or self.n_problems < 1:
-            raise ValueError(f"n_problems must be an int >= 1, got {self.n_problems!r}")
-        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or not 1 <= self.depth <= 16:
-            raise ValueError(f"depth must be an int in [1, 16], got {self.depth!r}")
-        rng = np.random.default_rng(self.seed)
-        object.__setattr__(self, "problems", [random_problem(rng, self.depth) for _ in range(self.n_problems)])
+        object.__setattr__(self, "problems", draw_problems(self.n_problems, self.depth, self.seed))
 
     def answer(self, problem: str) -> int:
         """The right final value.
@@ -102,6 +97,20 @@ class ArithChainTask:
         steps = [s for s in completion.split(STOP) if s]
         found = re.findall(r"=(\d)$", steps[-1]) if steps else []
         return len(steps) == len(_check_problem(problem)) and bool(found) and int(found[0]) == self.answer(problem)
+
+
+def draw_problems(n_problems: int, depth: int, seed: int, *, name: str = "depth", most: int = 16) -> list[str]:
+    """``n_problems`` random chains of ``depth`` operations from seed ``seed``.
+
+    Raises:
+        ValueError: if ``n_problems`` is not an int >= 1 or ``depth`` (called ``name``) not an int in [1, ``most``].
+    """
+    if isinstance(n_problems, bool) or not isinstance(n_problems, int) or n_problems < 1:
+        raise ValueError(f"n_problems must be an int >= 1, got {n_problems!r}")
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= most:
+        raise ValueError(f"{name} must be an int in [1, {most}], got {depth!r}")
+    rng = np.random.default_rng(seed)
+    return [random_problem(rng, depth) for _ in range(n_problems)]
 
 
 def random_problem(rng: np.random.Generator, depth: int) -> str:
@@ -139,15 +148,24 @@ def _features(prev: int, op: str, d: int, result: int | None = None) -> np.ndarr
     return x
 
 
-def _one_hot_features(prev: np.ndarray, op: np.ndarray, d: np.ndarray, result: np.ndarray | None = None) -> np.ndarray:
-    """:func:`_features` of many steps at once: ints ``(B,)`` (``op`` 0 for ``+``, 1 for ``-``) -> ``(B, 32)``."""
-    x = np.zeros((len(prev), N_FEATURES), dtype=np.float32)
+def _one_hot_features(
+    prev: np.ndarray, op: np.ndarray, d: np.ndarray, result: np.ndarray | None = None, flag: np.ndarray | None = None
+) -> np.ndarray:
+    """:func:`_features` of many steps at once: ints ``(B,)`` (``op`` 0 for ``+``, 1 for ``-``) -> ``(B, 32)``.
+
+    With ``flag`` (bools ``(B,)``, the step kind of :mod:`nips25_vgsearch.repair`) a 33rd column holds it; a row with
+    ``op`` of -1 has no operation (its op and operand columns stay zero).
+    """
+    x = np.zeros((len(prev), N_FEATURES + (flag is not None)), dtype=np.float32)
     rows = np.arange(len(prev))
     x[rows, prev] = 1.0
-    x[rows, 10 + op] = 1.0
-    x[rows, 12 + d] = 1.0
+    has_op = op >= 0
+    x[rows[has_op], 10 + op[has_op]] = 1.0
+    x[rows[has_op], 12 + d[has_op]] = 1.0
     if result is not None:
         x[rows, 22 + result] = 1.0
+    if flag is not None:
+        x[:, N_FEATURES] = flag
     return x
 
 
@@ -171,28 +189,38 @@ def _parse_prefix(problem: str, prefix: str) -> list[tuple[int, str, int, int]]:
 
 
 class StepMLP(nn.Module):
-    """The generator's policy: features of (previous value, op, operand) -> logits over the 10 result digits."""
+    """The generator's policy: features of (previous value, op, operand) -> logits over the 10 result digits.
 
-    def __init__(self, d_hidden: int = 64) -> None:
+    Args:
+        d_hidden: hidden width.
+        n_features: input width (32; 33 with the step-kind flag of :mod:`nips25_vgsearch.repair`).
+    """
+
+    def __init__(self, d_hidden: int = 64, n_features: int = N_FEATURES) -> None:
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(N_FEATURES, d_hidden), nn.ReLU(), nn.Linear(d_hidden, 10))
+        self.net = nn.Sequential(nn.Linear(n_features, d_hidden), nn.ReLU(), nn.Linear(d_hidden, 10))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``x`` (B, 32) -> logits (B, 10)."""
+        """``x`` (B, n_features) -> logits (B, 10)."""
         return self.net(x)
 
 
 class StepPRMNet(nn.Module):
-    """The PRM: a GRU over per-step features (B, T, 32) -> logit of "prefix correct" per step (B, T)."""
+    """The PRM: a GRU over per-step features (B, T, n_features) -> logit of "prefix correct" per step (B, T).
 
-    def __init__(self, d_hidden: int = 64) -> None:
+    Args:
+        d_hidden: GRU width.
+        n_features: input width (32; 33 with the step-kind flag of :mod:`nips25_vgsearch.repair`).
+    """
+
+    def __init__(self, d_hidden: int = 64, n_features: int = N_FEATURES) -> None:
         super().__init__()
-        self.inp = nn.Linear(N_FEATURES, d_hidden)
+        self.inp = nn.Linear(n_features, d_hidden)
         self.gru = nn.GRU(d_hidden, d_hidden, batch_first=True)
         self.head = nn.Linear(d_hidden, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``x`` (B, T, 32) -> logits (B, T)."""
+        """``x`` (B, T, n_features) -> logits (B, T)."""
         y, _ = self.gru(torch.relu(self.inp(x)))
         return self.head(y)[..., 0]
 
@@ -270,7 +298,7 @@ def _check_training(steps: int, batch_size: int, teacher_error: float, *, lo: fl
 
 def train_tiny_generator(
     *, steps: int = 300, batch_size: int = 256, teacher_error: float = 0.25, lr: float = 1e-2, seed: int = 0,
-    accelerator: Any = None,
+    accelerator: Any = None, d_hidden: int = 64, step_kind_flag: bool = False,
 ) -> tuple[StepMLP, float]:  # fmt: skip
     """Train the generator policy on noisy-teacher steps (cross-entropy of the written result digit).
 
@@ -285,6 +313,10 @@ def train_tiny_generator(
         seed: seed of the initial weights and the data.
         accelerator: an :class:`accelerate.Accelerator`; ``None`` makes a default one (the device and the
             processes of ``accelerate launch``).
+        d_hidden: the MLP's hidden width.
+        step_kind_flag: add the 33rd input, a step-kind flag drawn per row (the compute and check steps of
+            :mod:`nips25_vgsearch.repair`, which compute the same function); ``False`` keeps the 32-input model and
+            its data stream.
 
     Returns:
         ``(model, final_loss)``: the trained model on the CPU (the search runs it there) and the last step's
@@ -302,7 +334,7 @@ def train_tiny_generator(
     """
     _check_training(steps, batch_size, teacher_error, lo=0.0)
     torch.manual_seed(seed)
-    model = StepMLP()
+    model = StepMLP(d_hidden, N_FEATURES + step_kind_flag)
 
     def batch(t: int, rows: range) -> tuple[torch.Tensor, torch.Tensor]:
         rng = np.random.default_rng((seed, t))  # the global batch's draws (cheap); this process's rows are kept
@@ -313,16 +345,23 @@ def train_tiny_generator(
         )
         wrong, shift = rng.random(batch_size) < teacher_error, rng.integers(1, 10, size=batch_size)
         sl = slice(rows.start, rows.stop)
+        flag = (rng.random(batch_size) < 0.5)[sl] if step_kind_flag else None  # drawn last: the 32-input stream stays
         prev, op, d, wrong, shift = prev[sl], op[sl], d[sl], wrong[sl], shift[sl]
         y = np.where(op == 0, prev + d, prev - d) % 10
         y = np.where(wrong, (y + shift) % 10, y)
-        return torch.from_numpy(_one_hot_features(prev, op, d)), torch.from_numpy(y)
+        return torch.from_numpy(_one_hot_features(prev, op, d, flag=flag)), torch.from_numpy(y)
 
-    def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return nn.functional.cross_entropy(m(x), y)
+    return _train(model, batch, steps=steps, batch_size=batch_size, lr=lr, loss_fn=_cross_entropy,
+                  desc="train generator", accelerator=accelerator)  # fmt: skip
 
-    return _train(model, batch, steps=steps, batch_size=batch_size, lr=lr, loss_fn=loss_fn, desc="train generator",
-                  accelerator=accelerator)  # fmt: skip
+
+def _cross_entropy(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return nn.functional.cross_entropy(m(x), y)
+
+
+def _step_bce(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Binary cross-entropy of per-step PRM logits (B, T) against labels (B, T)."""
+    return nn.functional.binary_cross_entropy_with_logits(m(x), y)
 
 
 def _teacher_chains(
@@ -392,10 +431,7 @@ def train_tiny_prm(
             value = out
         return torch.from_numpy(np.stack(feats, axis=1)), torch.from_numpy(np.stack(labels, axis=1).astype(np.float32))
 
-    def loss_fn(m: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return nn.functional.binary_cross_entropy_with_logits(m(x), y)
-
-    return _train(model, batch, steps=steps, batch_size=batch_size, lr=lr, loss_fn=loss_fn, desc="train PRM",
+    return _train(model, batch, steps=steps, batch_size=batch_size, lr=lr, loss_fn=_step_bce, desc="train PRM",
                   accelerator=accelerator)  # fmt: skip
 
 
@@ -521,19 +557,30 @@ class TinyPRM:
             raise ValueError(f"problems and prefixes must have the same length, got {len(problems)}, {len(prefixes)}")
         if not problems:
             return []
-        feats = []
+        parsed = []
         for i, (p, s) in enumerate(zip(problems, prefixes)):
-            _check_problem(p)
-            steps = _parse_prefix(p, s)
-            if not steps:
+            parsed.append(self._steps(p, s))
+            if not parsed[-1]:
                 raise ValueError(f"prefixes[{i}] is empty: the PRM scores steps")
-            feats.append(np.stack([_features(*st) for st in steps]))
-        longest = max(len(f) for f in feats)
-        x = np.zeros((len(feats), longest, N_FEATURES), dtype=np.float32)
-        for i, f in enumerate(feats):
-            x[i, : len(f)] = f
-        probs = torch.sigmoid(self.model(torch.from_numpy(x))).numpy()
-        return [probs[i, : len(f)].astype(float).tolist() for i, f in enumerate(feats)]
+        lengths = np.array([len(s) for s in parsed])
+        rows = np.repeat(np.arange(len(parsed)), lengths)
+        cols = np.concatenate([np.arange(n) for n in lengths])
+        feats = self._step_features([st for s in parsed for st in s])  # all steps of all prefixes at once
+        x = np.zeros((len(parsed), int(lengths.max()), feats.shape[1]), dtype=np.float32)
+        x[rows, cols] = feats
+        probs = torch.sigmoid(self.model(torch.from_numpy(x))).numpy().astype(float)
+        return [probs[i, :n].tolist() for i, n in enumerate(lengths.tolist())]
+
+    @staticmethod
+    def _steps(problem: str, prefix: str) -> Sequence[tuple[Any, ...]]:
+        """The parsed steps of ``prefix`` (raises ``ValueError`` if it does not follow ``problem``)."""
+        _check_problem(problem)
+        return _parse_prefix(problem, prefix)
+
+    @staticmethod
+    def _step_features(steps: Sequence[tuple[Any, ...]]) -> np.ndarray:
+        """Features (N, n_features) of the parsed steps of all prefixes, concatenated."""
+        return np.stack([_features(*st) for st in steps])
 
 
 class _NotCached(Exception):
@@ -570,6 +617,12 @@ def _cached_or_trained(key: str, train: Any, accelerator: Any) -> dict[str, np.n
     return cached(key, _not_cached)
 
 
+def _load_weights(model: _M, arrays: dict[str, np.ndarray]) -> _M:
+    """``model`` with the weights of a cache entry written by :func:`_cached_or_trained`, in eval mode."""
+    model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items() if k != "__loss__"})
+    return model.eval()
+
+
 def load_or_train_pair(
     *, gen_steps: int = 300, prm_steps: int = 1500, seed: int = 0, depth: int = 6, accelerator: Any = None
 ) -> tuple[TinyGenerator, TinyPRM, dict[str, Any]]:
@@ -602,12 +655,8 @@ def load_or_train_pair(
         lambda: train_tiny_prm(steps=prm_steps, depth=depth, seed=seed, accelerator=accelerator), accelerator,
     )  # fmt: skip
 
-    def load(model: nn.Module, arrays: dict[str, np.ndarray]) -> Any:
-        model.load_state_dict({k: torch.from_numpy(np.asarray(v)) for k, v in arrays.items() if k != "__loss__"})
-        return model.eval()
-
-    gen = TinyGenerator(load(StepMLP(), g_arr))
-    prm = TinyPRM(load(StepPRMNet(), p_arr))
+    gen = TinyGenerator(_load_weights(StepMLP(), g_arr))
+    prm = TinyPRM(_load_weights(StepPRMNet(), p_arr))
     info = {
         "gen_params": gen.n_params,
         "prm_params": prm.n_params,
