@@ -21,7 +21,7 @@ from nips25_submodular._checks import as_key, check_int, check_real, concrete, c
 from nips25_submodular.greedy import check_problem, greedy
 from nips25_submodular.matroids import Partition
 from nips25_submodular.selection import Selection
-from nips25_submodular.set_functions import SetFunction
+from nips25_submodular.set_functions import SetFunction, require_set_function
 
 __all__ = ["measured_continuous_greedy", "multilinear", "pipage_rounding"]
 
@@ -61,8 +61,7 @@ def multilinear(f: SetFunction, y: Any, *, n_samples: int = 256, key: jax.Array)
         >>> float(est), float(se)
         (1.0, 0.0)
     """
-    if not isinstance(f, SetFunction):
-        raise TypeError(f"f must be a SetFunction, got {type(f).__name__}")
+    require_set_function(f)
     yy = point_arg(y, "y", n=f.n)
     n_samples = check_int(n_samples, "n_samples", low=1)
     return _multilinear(f, yy, as_key(key), n_samples=n_samples)

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from nips25_submodular._checks import as_key, as_mask, check_int, check_real
-from nips25_submodular.set_functions import SetFunction
+from nips25_submodular.set_functions import SetFunction, require_set_function
 
 __all__ = ["SmoothedSurrogate", "TheoryParams", "smoothing_factor", "smoothing_subsets", "theory_params"]
 
@@ -104,8 +104,7 @@ class SmoothedSurrogate(SetFunction):
     _leaves = ("oracle", "subsets")
 
     def __init__(self, oracle: SetFunction, subsets: Any) -> None:
-        if not isinstance(oracle, SetFunction):
-            raise TypeError(f"oracle must be a SetFunction, got {type(oracle).__name__}")
+        require_set_function(oracle, "oracle")
         sub = np.asarray(subsets)
         if sub.ndim != 2 or sub.shape[1] != oracle.n or sub.shape[0] < 1:
             raise ValueError(f"subsets must be a boolean (m, {oracle.n}) array with m >= 1, got shape {sub.shape}")
