@@ -55,6 +55,11 @@ def multilinear(f: SetFunction, y: Any, *, n_samples: int = 256, key: jax.Array)
         ValueError: if ``y`` has the wrong shape, or (when concrete) leaves :math:`[0, 1]` or is not finite, or
             ``n_samples < 1``.
 
+    References:
+        Calinescu, Chekuri, Pál & Vondrák, "Maximizing a monotone submodular function subject to a matroid
+        constraint", SIAM J. Comput. 2011 (the multilinear extension); Bhawalkar et al., NeurIPS 2025 (MCG as the
+        robust inner algorithm).
+
     Example:
         >>> from nips25_submodular import Modular
         >>> est, se = multilinear(Modular([1.0, 2.0]), [1.0, 0.0], n_samples=8, key=jax.random.key(0))
@@ -140,6 +145,10 @@ def pipage_rounding(y: Any, matroid: Partition, *, key: jax.Array) -> jax.Array:
 
     Raises:
         ValueError: if a concrete ``y`` is not in the matroid polytope, or ``y`` has the wrong shape.
+
+    References:
+        Ageev & Sviridenko, "Pipage rounding", J. Comb. Optim. 2004; Calinescu, Chekuri, Pál & Vondrák,
+        SIAM J. Comput. 2011 (randomised pipage rounding on matroids).
 
     Example:
         >>> from nips25_submodular import Uniform

@@ -71,7 +71,22 @@ def run_inner(
     inner: Inner, f: SetFunction, matroid: Partition, *, key: jax.Array, monotone: bool, **kwargs: Any
 ) -> Selection:
     """Run an inner algorithm by name (``"greedy"``, ``"double_greedy"``, ``"measured_continuous_greedy"``) or a
-    callable ``inner(f, matroid, key=..., monotone=..., **kwargs) -> Selection``."""
+    callable ``inner(f, matroid, key=..., monotone=..., **kwargs) -> Selection``.
+
+    Args:
+        inner: the name or the callable.
+        f: the set function (in :func:`noisy_meta`, the smoothing surrogate), ground set size ``n``.
+        matroid: the constraint, same ``n``.
+        key: PRNG key of the randomised algorithms (unused by ``"greedy"``).
+        monotone: whether ``f`` is monotone (``"measured_continuous_greedy"`` and callables).
+        **kwargs: passed to the algorithm.
+
+    Returns:
+        The algorithm's :class:`Selection`.
+
+    Raises:
+        ValueError: if ``inner`` is neither a known name nor callable (and whatever the algorithm raises).
+    """
     if callable(inner):
         return inner(f, matroid, key=key, monotone=monotone, **kwargs)
     if inner == "greedy":

@@ -345,9 +345,9 @@ def check_submodular(
 
     Submodularity is :math:`f(A + i) - f(A) \ge f(B + i) - f(B)` (Fujishige 2005; Bhawalkar et al., Sec. 2);
     with ``monotone`` also :math:`f(B + i) \ge f(B)`. Each check draws :math:`i` uniformly,
-    :math:`B \ni i` with a uniform inclusion rate and :math:`A \subseteq B` by thinning it, all in one ``vmap``.
-    A passing check is evidence, not proof (exhaustive checking needs :math:`2^n` sets); a failing one is a
-    counterexample. Use it on the noiseless ``f`` (a noisy oracle is not submodular).
+    :math:`B \subseteq N - i` with a uniform inclusion rate and :math:`A \subseteq B` by thinning it, all in one
+    ``vmap``. A passing check is evidence, not proof (exhaustive checking needs :math:`2^n` sets); a failing one is
+    a counterexample. Use it on the noiseless ``f`` (a noisy oracle is not submodular).
 
     Args:
         f: the set function to check, ground set size ``n``.
@@ -359,6 +359,10 @@ def check_submodular(
     Raises:
         TypeError: if ``f`` is not a :class:`SetFunction`.
         ValueError: naming ``f`` and giving the counterexample, if a check fails.
+
+    References:
+        Fujishige, *Submodular Functions and Optimization*, 2nd ed., 2005 (diminishing returns);
+        Bhawalkar et al., NeurIPS 2025, Sec. 2 (the guarantees assume :math:`f \ge 0` submodular).
 
     Example:
         >>> check_submodular(Modular([1.0, -2.0]), key=jax.random.key(0))

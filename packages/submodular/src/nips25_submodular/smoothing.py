@@ -45,6 +45,10 @@ def smoothing_subsets(H: Any, *, t: int, m: int, key: jax.Array) -> np.ndarray:
     Raises:
         ValueError: if ``t < 1``, ``t >= h``, ``m > C(h, t)`` or ``m < 1``.
 
+    References:
+        Bhawalkar, Cai, Feng, Liaw, Lin, NeurIPS 2025, arXiv:2510.21128, Algorithm 1 step (c) (distinct
+        ``t``-subsets of ``H``, so the noises averaged are independent).
+
     Example:
         >>> smoothing_subsets([True, True, True, False], t=2, m=3, key=jax.random.key(0)).sum(axis=1).tolist()
         [2, 2, 2]
@@ -210,6 +214,11 @@ def theory_params(
 
     Raises:
         ValueError: if an argument is out of range.
+
+    References:
+        Bhawalkar, Cai, Feng, Liaw, Lin, NeurIPS 2025, arXiv:2510.21128, parameter choice of the main theorem
+        (:math:`m = O(\nu^2 (n + \log 1/\delta)/\varepsilon^2)`, :math:`t \ge \log_2 4m`, :math:`h = t^2`);
+        the absolute constant was not available and is ``c`` here.
 
     Example:
         >>> p = theory_params(32, 32, eps=0.1)
