@@ -59,6 +59,10 @@ def test_selector_matches_greedy_on_precomputed_similarity():
     assert sel.ranking.tolist() == ref.order.tolist()
     np.testing.assert_allclose(sel.gains, ref.gains, rtol=1e-5)
     assert sel.transform(np.arange(25)).tolist() == ref.order.tolist()
+    with pytest.raises(ValueError, match="25 fitted rows"):
+        sel.transform(np.arange(24))
+    with pytest.raises(ValueError, match="not fitted"):
+        FacilityLocationSelection(5).transform(sim)
     with pytest.raises(ValueError, match="n_samples"):
         FacilityLocationSelection(30, metric="precomputed").fit(sim)
     with pytest.raises(ValueError, match="metric"):

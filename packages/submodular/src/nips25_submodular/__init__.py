@@ -10,13 +10,27 @@ from importlib.metadata import PackageNotFoundError, version
 from nips25_submodular.continuous_greedy import measured_continuous_greedy, multilinear, pipage_rounding
 from nips25_submodular.double_greedy import double_greedy
 from nips25_submodular.greedy import greedy
-from nips25_submodular.instances import MAX_CUT_GRAPHS, digits_facility_location, exact_max_cut, max_cut_graph
+from nips25_submodular.instances import (
+    MAX_CUT_GRAPHS,
+    digits_facility_location,
+    exact_max_cut,
+    max_cut_graph,
+    read_edgelist,
+)
 from nips25_submodular.matroids import Free, Partition, Uniform
 from nips25_submodular.meta import INNER_ALGORITHMS, PRACTICAL, VOID_GUARANTEE, MetaParams, noisy_meta, run_inner
 from nips25_submodular.oracle import NOISE_FAMILIES, PersistentNoisyOracle, set_key
 from nips25_submodular.selection import Selection
 from nips25_submodular.selector import FacilityLocationSelection
-from nips25_submodular.set_functions import Coverage, FacilityLocation, GraphCut, Modular, SetFunction
+from nips25_submodular.set_functions import (
+    CallableSetFunction,
+    Coverage,
+    FacilityLocation,
+    GraphCut,
+    Modular,
+    SetFunction,
+    check_submodular,
+)
 from nips25_submodular.smoothing import (
     SmoothedSurrogate,
     TheoryParams,
@@ -38,6 +52,7 @@ __all__ = [
     "PRACTICAL",
     "SWEEP_ALGORITHMS",
     "VOID_GUARANTEE",
+    "CallableSetFunction",
     "Coverage",
     "FacilityLocation",
     "FacilityLocationSelection",
@@ -53,6 +68,7 @@ __all__ = [
     "TheoryParams",
     "Uniform",
     "__version__",
+    "check_submodular",
     "digits_facility_location",
     "double_greedy",
     "exact_max_cut",
@@ -63,6 +79,7 @@ __all__ = [
     "noisy_meta",
     "noisy_sweep",
     "pipage_rounding",
+    "read_edgelist",
     "run_inner",
     "set_key",
     "smoothing_factor",

@@ -147,7 +147,7 @@ def check_int(value: Any, name: str, *, low: int, high: int | None = None) -> in
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     value = operator.index(value)
     if value < low or (high is not None and value > high):
-        bound = f"[{low}, {high}]" if high is not None else f">= {low}"
+        bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be {bound}, got {value}")
     return value
 

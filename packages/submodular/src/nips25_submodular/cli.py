@@ -11,9 +11,9 @@ import numpy as np
 
 from nips25_shared import add_common_arguments, configure_logging, jax_key, run_reproduce, seed_int
 from nips25_submodular.double_greedy import double_greedy
-from nips25_submodular.instances import MAX_CUT_GRAPHS, max_cut_graph
+from nips25_submodular.instances import MAX_CUT_GRAPHS, max_cut_graph, read_edgelist
 from nips25_submodular.matroids import Free
-from nips25_submodular.meta import VOID_GUARANTEE, noisy_meta
+from nips25_submodular.meta import PRACTICAL, VOID_GUARANTEE, noisy_meta
 from nips25_submodular.oracle import NOISE_FAMILIES, PersistentNoisyOracle
 from nips25_submodular.reproduce import reproduce
 
@@ -29,8 +29,18 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--sigma must be finite and >= 0, got {args.sigma}")
     if args.seeds < 1:
         parser.error(f"--seeds must be >= 1, got {args.seeds}")
+    if args.time_limit <= 0 or not np.isfinite(args.time_limit):
+        parser.error(f"--time-limit must be finite and > 0, got {args.time_limit}")
     configure_logging(args.verbose - args.quiet)
-    inst = max_cut_graph(args.graph)
+    if args.edgelist is not None:
+        try:
+            inst = read_edgelist(args.edgelist, exact_opt=args.exact_opt, time_limit=args.time_limit)
+        except (OSError, ValueError) as err:
+            parser.error(str(err))
+        if "meta" in methods and inst.f.n <= PRACTICAL.h:
+            parser.error(f"--method meta needs more than h={PRACTICAL.h} nodes, but {args.edgelist} has {inst.f.n}")
+    else:
+        inst = max_cut_graph(args.graph)
     values: dict[str, list[float]] = {m: [] for m in methods}
     queries: dict[str, int] = {}
     for rep in range(args.seeds):
@@ -44,7 +54,8 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             values[m].append(float(inst.f(sel.mask)))
             queries[m] = sel.queries
     summary = {
-        "graph": args.graph,
+        "graph": args.graph if args.edgelist is None else str(args.edgelist),
+        "n": inst.f.n,
         "opt": inst.opt,
         "total_weight": inst.total_weight,
         "sigma": args.sigma,
@@ -69,7 +80,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     rep = sub.add_parser("reproduce", help="run the headline experiment and write the report")
     add_common_arguments(rep, slug="submodular")
     run = sub.add_parser("run", help="max-cut under noise: naive vs meta double greedy on one graph")
-    run.add_argument("--graph", choices=sorted(MAX_CUT_GRAPHS), default="davis")
+    run.add_argument("--graph", choices=sorted(MAX_CUT_GRAPHS), default="davis", help="a bundled graph")
+    run.add_argument(
+        "--edgelist",
+        metavar="PATH",
+        default=None,
+        help="your own graph instead of --graph: lines 'u v [weight]' (whitespace or commas; '#' comments)",
+    )
+    run.add_argument(
+        "--exact-opt", action="store_true", help="with --edgelist: solve the max cut exactly (MILP) for 'opt'"
+    )
+    run.add_argument("--time-limit", type=float, default=60.0, help="seconds for --exact-opt (default 60)")
     run.add_argument("--sigma", type=float, default=0.2, help="noise standard deviation (default 0.2)")
     run.add_argument("--noise", choices=NOISE_FAMILIES, default="gaussian")
     run.add_argument("--mode", choices=("mult", "add"), default="mult")

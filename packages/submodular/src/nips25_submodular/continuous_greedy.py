@@ -21,7 +21,7 @@ from nips25_submodular._checks import as_key, check_int, check_real, concrete, c
 from nips25_submodular.greedy import check_problem, greedy
 from nips25_submodular.matroids import Partition
 from nips25_submodular.selection import Selection
-from nips25_submodular.set_functions import SetFunction
+from nips25_submodular.set_functions import SetFunction, require_set_function
 
 __all__ = ["measured_continuous_greedy", "multilinear", "pipage_rounding"]
 
@@ -55,14 +55,18 @@ def multilinear(f: SetFunction, y: Any, *, n_samples: int = 256, key: jax.Array)
         ValueError: if ``y`` has the wrong shape, or (when concrete) leaves :math:`[0, 1]` or is not finite, or
             ``n_samples < 1``.
 
+    References:
+        Calinescu, Chekuri, Pál & Vondrák, "Maximizing a monotone submodular function subject to a matroid
+        constraint", SIAM J. Comput. 2011 (the multilinear extension); Bhawalkar et al., NeurIPS 2025 (MCG as the
+        robust inner algorithm).
+
     Example:
         >>> from nips25_submodular import Modular
         >>> est, se = multilinear(Modular([1.0, 2.0]), [1.0, 0.0], n_samples=8, key=jax.random.key(0))
         >>> float(est), float(se)
         (1.0, 0.0)
     """
-    if not isinstance(f, SetFunction):
-        raise TypeError(f"f must be a SetFunction, got {type(f).__name__}")
+    require_set_function(f)
     yy = point_arg(y, "y", n=f.n)
     n_samples = check_int(n_samples, "n_samples", low=1)
     return _multilinear(f, yy, as_key(key), n_samples=n_samples)
@@ -141,6 +145,10 @@ def pipage_rounding(y: Any, matroid: Partition, *, key: jax.Array) -> jax.Array:
 
     Raises:
         ValueError: if a concrete ``y`` is not in the matroid polytope, or ``y`` has the wrong shape.
+
+    References:
+        Ageev & Sviridenko, "Pipage rounding", J. Comb. Optim. 2004; Calinescu, Chekuri, Pál & Vondrák,
+        SIAM J. Comput. 2011 (randomised pipage rounding on matroids).
 
     Example:
         >>> from nips25_submodular import Uniform

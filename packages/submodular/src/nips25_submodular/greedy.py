@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from nips25_submodular._checks import concrete, count, mask_arg
 from nips25_submodular.matroids import Partition
 from nips25_submodular.selection import Selection
-from nips25_submodular.set_functions import SetFunction
+from nips25_submodular.set_functions import SetFunction, require_set_function
 
 __all__ = ["check_problem", "greedy"]
 
@@ -103,10 +103,10 @@ def greedy(f: SetFunction, matroid: Partition, *, stop_at_nonpositive: bool = Fa
     return Selection(mask=mask, queries=count(evals * f.queries_per_eval), order=order, gains=gains)
 
 
-def check_problem(f: Any, matroid: Any) -> None:
-    if not isinstance(f, SetFunction):
-        raise TypeError(f"f must be a SetFunction, got {type(f).__name__}")
+def check_problem(f: Any, matroid: Any, *, name: str = "f") -> None:
+    """A :class:`SetFunction` ``f`` (called ``name`` in errors) and a matroid of the same size, or an error."""
+    require_set_function(f, name)
     if not isinstance(matroid, Partition):
         raise TypeError(f"matroid must be a Partition/Uniform/Free matroid, got {type(matroid).__name__}")
     if f.n != matroid.n:
-        raise ValueError(f"f has n={f.n} elements but matroid has n={matroid.n}")
+        raise ValueError(f"{name} has n={f.n} elements but matroid has n={matroid.n}")

@@ -71,7 +71,22 @@ def run_inner(
     inner: Inner, f: SetFunction, matroid: Partition, *, key: jax.Array, monotone: bool, **kwargs: Any
 ) -> Selection:
     """Run an inner algorithm by name (``"greedy"``, ``"double_greedy"``, ``"measured_continuous_greedy"``) or a
-    callable ``inner(f, matroid, key=..., monotone=..., **kwargs) -> Selection``."""
+    callable ``inner(f, matroid, key=..., monotone=..., **kwargs) -> Selection``.
+
+    Args:
+        inner: the name or the callable.
+        f: the set function (in :func:`noisy_meta`, the smoothing surrogate), ground set size ``n``.
+        matroid: the constraint, same ``n``.
+        key: PRNG key of the randomised algorithms (unused by ``"greedy"``).
+        monotone: whether ``f`` is monotone (``"measured_continuous_greedy"`` and callables).
+        **kwargs: passed to the algorithm.
+
+    Returns:
+        The algorithm's :class:`Selection`.
+
+    Raises:
+        ValueError: if ``inner`` is neither a known name nor callable (and whatever the algorithm raises).
+    """
     if callable(inner):
         return inner(f, matroid, key=key, monotone=monotone, **kwargs)
     if inner == "greedy":
@@ -134,7 +149,13 @@ def noisy_meta(
     Returns:
         :class:`Selection` of :math:`S_H \cup H'` with ``queries`` (oracle queries of the inner run on the
         surrogate, plus the completion's) and ``info``: ``H``, ``subsets``, ``H_prime``, ``params``, ``preset``,
-        ``guarantee``, ``smoothing_factor``, ``completed`` (elements added by the completion, ``0`` without it).
+        ``guarantee``, ``smoothing_factor``, ``completed`` (elements added by the completion, ``0`` without it),
+        ``inner_selection``. Shapes and meanings: ``H`` bool ``(n,)`` the smoothing set; ``subsets`` bool ``(m, n)``
+        the ``t``-subsets :math:`H'_j` averaged by the surrogate; ``H_prime`` bool ``(n,)`` the subset added to the
+        output; ``params`` ``{"h", "t", "m"}``; ``preset`` the ``preset`` argument; ``guarantee`` a string, the
+        worst-case guarantee that applies (:data:`VOID_GUARANTEE` unless the theory preset is feasible and used
+        unchanged); ``smoothing_factor`` the float :math:`\rho`; ``inner_selection`` the inner algorithm's
+        :class:`Selection` of :math:`S_H` on the contracted matroid (its ``queries`` already include the factor ``m``).
 
     Raises:
         ValueError: if ``matroid`` is not free with ``inner="double_greedy"``, ``h >= rank``, ``t >= h``,
@@ -154,7 +175,7 @@ def noisy_meta(
         >>> sel.info["params"], round(sel.info["smoothing_factor"], 3)
         ({'h': 8, 't': 3, 'm': 56}, -0.267)
     """
-    check_problem(oracle, matroid)
+    check_problem(oracle, matroid, name="oracle")
     if complete and not monotone:
         raise ValueError("complete=True needs monotone=True (adding elements can lower a non-monotone f)")
     if inner == "double_greedy":

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from nips25_submodular._checks import as_key, check_real_or_traced
-from nips25_submodular.set_functions import SetFunction
+from nips25_submodular.set_functions import SetFunction, require_set_function
 
 __all__ = ["NOISE_FAMILIES", "PersistentNoisyOracle", "set_key"]
 
@@ -111,8 +111,7 @@ class PersistentNoisyOracle(SetFunction):
         key: jax.Array,
         clip: bool = False,
     ) -> None:
-        if not isinstance(f, SetFunction):
-            raise TypeError(f"f must be a SetFunction, got {type(f).__name__}")
+        require_set_function(f)
         if noise not in NOISE_FAMILIES:
             raise ValueError(f"noise must be one of {NOISE_FAMILIES}, got {noise!r}")
         if mode not in ("mult", "add"):

@@ -97,6 +97,7 @@ def _maxcut(cfg: dict[str, Any], seed: int) -> dict[str, Any]:
     ]
     for g, sigma, rep in progress(runs, desc="max-cut"):
         inst = insts[g]
+        assert inst.opt is not None  # bundled graphs store their certified optimum
         h_nv = nonvoid_h(inst.f.n)
         nonvoid: dict[str, Any] = {"monotone": False, "preset": None, "h": h_nv, "t": NONVOID_T, "m": h_nv}
         key = jax.random.fold_in(jax_key(seed), rep)

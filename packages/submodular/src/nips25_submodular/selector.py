@@ -97,11 +97,24 @@ class FacilityLocationSelection(TransformerMixin, BaseEstimator):  # type: ignor
         for i in ranking:
             gains.append(float(f.gains(jax.numpy.asarray(mask))[i]))
             mask[i] = True
+        self._n_rows = int(np.shape(X)[0])
         self.ranking = np.asarray(ranking, dtype=np.int64)
         self.gains = np.asarray(gains)
         self.queries = sel.queries
         return self
 
     def transform(self, X: Any) -> np.ndarray:
-        """The selected rows of ``X`` in ranking order."""
-        return np.asarray(X)[self.ranking]
+        """The selected rows of ``X`` in ranking order: ``X[ranking]``.
+
+        ``X`` is any array whose first axis indexes the ``n`` fitted rows (the fitted data, other columns of the
+        same records, or their labels ``(n,)``).
+
+        Raises:
+            ValueError: if :meth:`fit` has not been called, or ``X`` does not have ``n`` rows.
+        """
+        if not hasattr(self, "ranking"):
+            raise ValueError("this FacilityLocationSelection is not fitted yet: call fit(X) first")
+        arr = np.asarray(X)
+        if arr.ndim == 0 or arr.shape[0] != self._n_rows:
+            raise ValueError(f"X must have the {self._n_rows} fitted rows on its first axis, got shape {arr.shape}")
+        return arr[self.ranking]

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from nips25_submodular._checks import as_key, as_mask, check_int, check_real
-from nips25_submodular.set_functions import SetFunction
+from nips25_submodular.set_functions import SetFunction, require_set_function
 
 __all__ = ["SmoothedSurrogate", "TheoryParams", "smoothing_factor", "smoothing_subsets", "theory_params"]
 
@@ -44,6 +44,10 @@ def smoothing_subsets(H: Any, *, t: int, m: int, key: jax.Array) -> np.ndarray:
 
     Raises:
         ValueError: if ``t < 1``, ``t >= h``, ``m > C(h, t)`` or ``m < 1``.
+
+    References:
+        Bhawalkar, Cai, Feng, Liaw, Lin, NeurIPS 2025, arXiv:2510.21128, Algorithm 1 step (c) (distinct
+        ``t``-subsets of ``H``, so the noises averaged are independent).
 
     Example:
         >>> smoothing_subsets([True, True, True, False], t=2, m=3, key=jax.random.key(0)).sum(axis=1).tolist()
@@ -104,8 +108,7 @@ class SmoothedSurrogate(SetFunction):
     _leaves = ("oracle", "subsets")
 
     def __init__(self, oracle: SetFunction, subsets: Any) -> None:
-        if not isinstance(oracle, SetFunction):
-            raise TypeError(f"oracle must be a SetFunction, got {type(oracle).__name__}")
+        require_set_function(oracle, "oracle")
         sub = np.asarray(subsets)
         if sub.ndim != 2 or sub.shape[1] != oracle.n or sub.shape[0] < 1:
             raise ValueError(f"subsets must be a boolean (m, {oracle.n}) array with m >= 1, got shape {sub.shape}")
@@ -211,6 +214,11 @@ def theory_params(
 
     Raises:
         ValueError: if an argument is out of range.
+
+    References:
+        Bhawalkar, Cai, Feng, Liaw, Lin, NeurIPS 2025, arXiv:2510.21128, parameter choice of the main theorem
+        (:math:`m = O(\nu^2 (n + \log 1/\delta)/\varepsilon^2)`, :math:`t \ge \log_2 4m`, :math:`h = t^2`);
+        the absolute constant was not available and is ``c`` here.
 
     Example:
         >>> p = theory_params(32, 32, eps=0.1)
