@@ -10,7 +10,7 @@ from nips25_olfaction.circuit import Circuit, random_claws, simulate
 from nips25_olfaction.flyhash import kwta_hash
 from nips25_olfaction.lif import lif_rate, lif_v_inf
 from nips25_olfaction.noise import OUNoise, WhiteNoise
-from nips25_olfaction.odors import hard_subset, load_hallem, olsen_pn, synthetic_odors
+from nips25_olfaction.odors import hard_subset, load_hallem, olsen_pn, read_hallem_csv, synthetic_odors
 from nips25_olfaction.params import CONDITIONS, CircuitParams
 from nips25_olfaction.readout import Readout, accuracy, fit_readout
 from nips25_olfaction.reproduce import reproduce
@@ -45,6 +45,7 @@ __all__ = [
     "olsen_pn",
     "overlap",
     "random_claws",
+    "read_hallem_csv",
     "reproduce",
     "sfa_gain_for_ratio",
     "simulate",

@@ -71,6 +71,11 @@ def _bisect(
     return 0.5 * (lo + hi)
 
 
+def _check_tolerance(tolerance: float) -> None:
+    if not (np.isfinite(tolerance) and 0.0 < tolerance < 1.0):
+        raise ValueError(f"tolerance must be in (0, 1) (a gap in active fraction), got {tolerance}")
+
+
 def _active_fraction_fn(pn_rates: ArrayLike, circuit: Circuit) -> Callable[[CircuitParams, str], float]:
     """Noise-free fraction of KCs firing >= 1 spike, as a function of (params, condition)."""
     rates = np.asarray(pn_rates, dtype=np.float64)
@@ -107,9 +112,11 @@ def calibrate(
         A copy of ``circuit.params`` with the three gains set.
 
     Raises:
-        ValueError: if ``pn_rates`` is malformed, or a target active fraction cannot be reached within
-            ``tolerance`` (e.g. silent odours, or too few PN inputs to activate that many KCs).
+        ValueError: if ``pn_rates`` is malformed, ``tolerance`` is not in ``(0, 1)``, or a target active fraction
+            cannot be reached within ``tolerance`` (e.g. silent odours, or too few PN inputs to activate that many
+            KCs).
     """
+    _check_tolerance(tolerance)
     targets = targets or CalibrationTargets()
     active = _active_fraction_fn(pn_rates, circuit)
 
@@ -162,6 +169,7 @@ def calibrate_matched(
     Raises:
         ValueError: as :func:`calibrate`, or if a condition cannot reach the target within ``tolerance``.
     """
+    _check_tolerance(tolerance)
     targets = targets or CalibrationTargets()
     if native is None:
         native = calibrate(pn_rates, circuit, targets=targets, tolerance=tolerance)

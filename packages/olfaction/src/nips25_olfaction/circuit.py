@@ -218,7 +218,13 @@ def simulate(
         >>> simulate(adapting, [[100.0]], noise=WhiteNoise(0.0), n_trials=1, key=jax.random.key(0)).tolist()
         [[[7.0]]]
     """
-    rates = pn_rates if isinstance(pn_rates, jax.Array) else jnp.asarray(np.asarray(pn_rates, dtype=np.float32))
+    if isinstance(pn_rates, jax.Array):
+        rates = pn_rates
+    else:
+        try:
+            rates = jnp.asarray(np.asarray(pn_rates, dtype=np.float32))
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"pn_rates must be a real array (Hz), got {type(pn_rates).__name__}: {exc}") from exc
     if not (jnp.issubdtype(rates.dtype, jnp.floating) or jnp.issubdtype(rates.dtype, jnp.integer)):
         raise TypeError(f"pn_rates must be a real array, got dtype {rates.dtype}")
     n_steps = circuit.params.n_steps

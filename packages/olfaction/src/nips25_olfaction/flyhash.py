@@ -7,6 +7,8 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from nips25_olfaction.odors import dense
+
 __all__ = ["kwta_hash"]
 
 
@@ -16,7 +18,7 @@ def kwta_hash(x: ArrayLike, connectivity: ArrayLike, *, k: int) -> NDArray[np.fl
     :math:`h(x) = \mathrm{WTA}_k(Cx)`: exactly ``k`` ones per row (ties broken by KC index), zeros elsewhere.
 
     Args:
-        x: inputs, shape ``(N, n_pn)``.
+        x: inputs, shape ``(N, n_pn)``, dense or a scipy sparse matrix.
         connectivity: 0/1 matrix ``(n_kc, n_pn)``.
         k: winners per input, ``1 <= k <= n_kc`` (the number of active KCs, not a block length).
 
@@ -29,7 +31,7 @@ def kwta_hash(x: ArrayLike, connectivity: ArrayLike, *, k: int) -> NDArray[np.fl
     References:
         Dasgupta, Stevens & Navlakha, "A neural algorithm for a fundamental computing problem", Science 2017.
     """
-    xs = np.asarray(x, dtype=np.float64)
+    xs = np.asarray(dense(x), dtype=np.float64)
     c = np.asarray(connectivity, dtype=np.float64)
     if xs.ndim != 2 or c.ndim != 2 or xs.shape[1] != c.shape[1] or xs.shape[0] == 0:
         raise ValueError(f"x (N, n_pn) and connectivity (n_kc, n_pn) disagree: {xs.shape}, {c.shape}")

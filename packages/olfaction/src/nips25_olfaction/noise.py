@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import jax
@@ -15,6 +16,8 @@ def _check_sigma(sigma: object) -> None:
         if sigma.ndim != 0:
             raise ValueError(f"sigma must be a scalar, got shape {sigma.shape}")
         return
+    if isinstance(sigma, bool) or (not isinstance(sigma, numbers.Real) and getattr(sigma, "ndim", None) != 0):
+        raise TypeError(f"sigma must be a real scalar (Hz), got {sigma!r}")
     if not (math.isfinite(sigma) and sigma >= 0):  # type: ignore[arg-type, operator]
         raise ValueError(f"sigma must be finite and >= 0, got {sigma}")
 
@@ -56,6 +59,8 @@ class OUNoise:
 
     def __post_init__(self) -> None:
         _check_sigma(self.sigma)
+        if isinstance(self.tau, bool) or not isinstance(self.tau, numbers.Real):
+            raise TypeError(f"tau must be a real number (s), got {self.tau!r}")
         if not (math.isfinite(self.tau) and self.tau > 0):
             raise ValueError(f"tau must be finite and > 0, got {self.tau}")
 

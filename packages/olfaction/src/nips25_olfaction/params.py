@@ -8,9 +8,11 @@ produce (``R I``), so ``w_pn`` is "threshold units per Hz of PN input".
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import jax
+import numpy as np
 
 __all__ = ["CONDITIONS", "CircuitParams"]
 
@@ -63,6 +65,13 @@ class CircuitParams:
     g_sfa: float = 0.05
 
     def __post_init__(self) -> None:
+        for name in ("tau_m", "theta", "v_reset", "t_ref", "dt", "window", "tau_li", "tau_sfa", "delta_a"):
+            if not isinstance(getattr(self, name), numbers.Real):
+                raise TypeError(f"{name} must be a real number, got {getattr(self, name)!r}")
+        for name in ("w_pn", "w_li", "g_sfa"):
+            value = getattr(self, name)
+            if not isinstance(value, (numbers.Real, jax.Array, np.ndarray)) or getattr(value, "ndim", 0) != 0:
+                raise TypeError(f"{name} must be a real scalar, got {value!r}")
         for name in ("tau_m", "dt", "window", "tau_li", "tau_sfa", "delta_a"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
@@ -79,6 +88,10 @@ class CircuitParams:
             raise ValueError(f"dt must not exceed the shortest time constant, got dt={self.dt}")
         if self.window < self.dt:
             raise ValueError(f"window must be at least one step dt={self.dt}, got {self.window}")
+        for name in ("window", "t_ref"):  # simulated on the dt grid: a remainder would be rounded away silently
+            steps = getattr(self, name) / self.dt
+            if abs(steps - round(steps)) > 1e-6:
+                raise ValueError(f"{name} must be a whole number of steps dt={self.dt}, got {getattr(self, name)}")
 
     @property
     def n_steps(self) -> int:

@@ -64,6 +64,9 @@ class Readout:
             else:  # nearest centroid: argmin ||x - m_c||^2 = argmax (x.m_c - ||m_c||^2 / 2)
                 scores = x @ weights.T - 0.5 * (weights**2).sum(axis=1)
             return self.classes[_argmax_random_ties(scores)]
+        n_fit = self.model.n_features_in_  # type: ignore[attr-defined]
+        if x.shape[1] != n_fit:
+            raise ValueError(f"counts has {x.shape[1]} KCs, the readout was fit on {n_fit}")
         return np.asarray(self.model.predict(x), dtype=np.intp)  # type: ignore[attr-defined]
 
 
@@ -79,20 +82,27 @@ def fit_readout(counts: ArrayLike, labels: ArrayLike, *, kind: ReadoutKind = "mb
       0.1.0 readout, kept as an arm; it is blind to SFA by construction (SFA is spike-triggered, so it cannot
       change whether a KC fires).
     * ``"centroid"``: nearest class mean of the counts (Euclidean).
-
-    Ties between classes (e.g. a silent trial) are broken uniformly at random with a fixed seed.
     * ``"logistic"``: scikit-learn ``LogisticRegression`` (L2, C=1) on the counts.
 
+    For the first three, ties between classes (e.g. a silent trial) are broken uniformly at random with a fixed
+    seed, so ``predict`` is deterministic.
+
     Args:
-        counts: spike counts, shape ``(N, n_kc)``.
-        labels: odour index per trial, shape ``(N,)``, at least two classes.
+        counts: spike counts, shape ``(N, n_kc)``, finite and ``>= 0`` (any real dtype; read as float64).
+        labels: odour index per trial, integer dtype, shape ``(N,)``, at least two classes.
         kind: readout type.
 
     Returns:
-        The fitted :class:`Readout`.
+        The fitted :class:`Readout`; its ``predict`` takes counts ``(M, n_kc)`` and returns labels ``(M,)``, intp.
 
     Raises:
-        ValueError: on malformed inputs or an unknown ``kind``.
+        ValueError: on malformed counts (shape, NaN/inf, negative), labels of another length or of one class, or
+            an unknown ``kind``.
+        TypeError: if ``labels`` is not of integer dtype.
+
+    References:
+        Li, Yu, Yu & Zang, NeurIPS 2025 (odour learning by KC-to-MBON plasticity; the rule is reconstructed, README
+        "Choices").
 
     Example:
         >>> x = [[4.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, 3.0]]
@@ -126,7 +136,21 @@ def accuracy(
     *,
     kind: ReadoutKind = "mbon",
 ) -> float:
-    """Held-out accuracy of a readout fitted on the training trials (fraction of test trials correctly named)."""
+    """Held-out accuracy of a readout fitted on the training trials (fraction of test trials correctly named).
+
+    Args:
+        train_counts: spike counts of the training trials, shape ``(N, n_kc)``.
+        train_labels: their odour indices, integer, shape ``(N,)``.
+        test_counts: spike counts of the test trials, shape ``(M, n_kc)`` (same KCs).
+        test_labels: their odour indices, integer, shape ``(M,)``.
+        kind: readout type, as :func:`fit_readout`.
+
+    Returns:
+        Accuracy in ``[0, 1]``.
+
+    Raises:
+        ValueError, TypeError: as :func:`fit_readout`, or if the test counts have another number of KCs.
+    """
     readout = fit_readout(train_counts, train_labels, kind=kind)
     _, lab = _check(test_counts, test_labels)
     return float(np.mean(readout.predict(test_counts) == lab))

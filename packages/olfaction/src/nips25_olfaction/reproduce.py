@@ -75,21 +75,25 @@ GAIN_LOG_SD = 0.5  # concentration jitter of the LI control
 COMBINED_ONSET = 0.08
 
 
+def split_odors(pn: NDArray[np.float64], n_test: int, n_calibration: int) -> tuple[NDArray, NDArray, str]:
+    """Test odours (the ``n_test`` most similar, :func:`hard_subset`) and calibration odours (``n_calibration``
+    evenly spaced among the others); all odours for both when ``n_test`` covers them or none are left over."""
+    if n_test < 2 or n_calibration < 1:
+        raise ValueError(f"need n_test >= 2 and n_calibration >= 1, got {n_test}, {n_calibration}")
+    if n_test >= pn.shape[0]:
+        return pn, pn, f"all {pn.shape[0]} odours (calibrated on the same odours)"
+    test = hard_subset(pn, n_test)
+    rest = np.setdiff1d(np.arange(pn.shape[0]), test)
+    cal = rest[:: max(1, len(rest) // n_calibration)][:n_calibration]
+    return pn[test], pn[cal], f"{n_test} most similar odours; calibration on {len(cal)} others"
+
+
 def _odors(profile: Profile, seed: int) -> tuple[NDArray[np.float64], NDArray[np.float64], str]:
     """Test odours, held-out calibration odours, and a description of the source."""
     if importlib.util.find_spec("drosolf") is not None:
         orn, _ = load_hallem()
-        pn = olsen_pn(orn)
-        if profile.n_odors >= pn.shape[0]:
-            return pn, pn, "Hallem-Carlson (drosolf): all 110 odours (calibrated on the same odours)"
-        test = hard_subset(pn, profile.n_odors)
-        rest = np.setdiff1d(np.arange(pn.shape[0]), test)
-        cal = rest[:: max(1, len(rest) // profile.n_calibration_odors)][: profile.n_calibration_odors]
-        return (
-            pn[test],
-            pn[cal],
-            f"Hallem-Carlson (drosolf): {profile.n_odors} most similar odours; calibration on {len(cal)} others",
-        )
+        test, cal, how = split_odors(olsen_pn(orn), profile.n_odors, profile.n_calibration_odors)
+        return test, cal, f"Hallem-Carlson (drosolf): {how}"
     rng = np.random.default_rng(seed)
     test_pn = olsen_pn(synthetic_odors(rng, profile.n_odors))
     cal_pn = olsen_pn(synthetic_odors(np.random.default_rng(seed + 1), max(profile.n_calibration_odors, 2)))

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from nips25_olfaction.circuit import Circuit, random_claws, simulate
+from nips25_olfaction.circuit import Circuit, _check_int, random_claws, simulate
 from nips25_olfaction.noise import OUNoise, WhiteNoise
 from nips25_olfaction.params import CONDITIONS, CircuitParams
 from nips25_olfaction.readout import READOUTS, accuracy
@@ -161,6 +161,7 @@ def sweep(
     bad = [c for c in conditions if c not in CONDITIONS] + [r for r in readouts if r not in READOUTS]
     if bad or not conditions or not readouts:
         raise ValueError(f"unknown or empty conditions/readouts: {bad or (conditions, readouts)}")
+    n_train, n_test = _check_int(n_train, "n_train"), _check_int(n_test, "n_test")
     if n_train < 1 or n_test < 1:
         raise ValueError(f"n_train and n_test must be >= 1, got {n_train}, {n_test}")
     if noise_kind not in ("ou", "white"):
