@@ -178,3 +178,31 @@ def test_ties_are_broken_at_random_not_by_class_order():
     y = np.tile(np.arange(4), 2)
     pred = fit_readout(x, y, kind="mbon").predict(np.zeros((200, 4)))
     assert len(set(pred.tolist())) == 4
+
+
+def test_readout_classifier_is_a_scikit_learn_estimator():
+    """ReadoutClassifier: any labels, the same predictions as fit_readout, clone / cross_val_score / score work."""
+    from nips25_olfaction import ReadoutClassifier
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.default_rng(0)
+    means = rng.gamma(1.0, 2.0, (3, 20))
+    y_idx = np.repeat(np.arange(3), 10)
+    x = rng.poisson(means[y_idx]).astype(float)
+    names = np.array(["apple", "banana", "cherry"])[y_idx]
+    for kind in ("mbon", "mbon_binary", "centroid", "logistic"):
+        clf = ReadoutClassifier(kind=kind).fit(x, names)
+        assert clf.classes_.tolist() == ["apple", "banana", "cherry"] and clf.n_features_in_ == 20
+        expected = fit_readout(x, y_idx, kind=kind).predict(x)
+        assert clf.predict(x).tolist() == clf.classes_[expected].tolist()
+        assert clf.score(x, names) == pytest.approx(np.mean(expected == y_idx))
+    assert clone(ReadoutClassifier(kind="centroid")).get_params() == {"kind": "centroid"}
+    scores = cross_val_score(ReadoutClassifier(), x, names, cv=2)
+    assert scores.shape == (2,) and np.all((scores >= 0) & (scores <= 1))
+    with pytest.raises(ValueError, match="not fitted"):
+        ReadoutClassifier().predict(x)
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        ReadoutClassifier().fit(x, names[:, None])
+    with pytest.raises(ValueError, match="kind"):
+        ReadoutClassifier(kind="svm").fit(x, names)

@@ -12,7 +12,7 @@ from nips25_olfaction.lif import lif_rate, lif_v_inf
 from nips25_olfaction.noise import OUNoise, WhiteNoise
 from nips25_olfaction.odors import hard_subset, load_hallem, olsen_pn, read_hallem_csv, synthetic_odors
 from nips25_olfaction.params import CONDITIONS, CircuitParams
-from nips25_olfaction.readout import Readout, accuracy, fit_readout
+from nips25_olfaction.readout import Readout, ReadoutClassifier, accuracy, fit_readout
 from nips25_olfaction.reproduce import reproduce
 from nips25_olfaction.sparseness import active_fraction, overlap, sparseness
 from nips25_olfaction.sweep import SweepResult, simulate_noise_levels, sweep
@@ -29,6 +29,7 @@ __all__ = [
     "CircuitParams",
     "OUNoise",
     "Readout",
+    "ReadoutClassifier",
     "SweepResult",
     "WhiteNoise",
     "__version__",

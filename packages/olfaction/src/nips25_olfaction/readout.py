@@ -7,9 +7,10 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 
-__all__ = ["READOUTS", "Readout", "accuracy", "fit_readout"]
+__all__ = ["READOUTS", "Readout", "ReadoutClassifier", "accuracy", "fit_readout"]
 
 READOUTS = ("mbon", "mbon_binary", "centroid", "logistic")
 ReadoutKind = Literal["mbon", "mbon_binary", "centroid", "logistic"]
@@ -154,3 +155,49 @@ def accuracy(
     readout = fit_readout(train_counts, train_labels, kind=kind)
     _, lab = _check(test_counts, test_labels)
     return float(np.mean(readout.predict(test_counts) == lab))
+
+
+class ReadoutClassifier(ClassifierMixin, BaseEstimator):
+    """scikit-learn estimator around :func:`fit_readout`: ``fit(X, y)``, ``predict(X)``, ``score(X, y)``.
+
+    For pipelines, ``cross_val_score`` and ``GridSearchCV``: the labels may be any sortable values (odour names,
+    integers); they are mapped to indices for :func:`fit_readout` and back in ``predict``.
+
+    Args:
+        kind: ``"mbon"`` (default), ``"mbon_binary"``, ``"centroid"`` or ``"logistic"`` (see :func:`fit_readout`).
+
+    Attributes:
+        classes_: the sorted labels seen in ``fit``, shape ``(n_classes,)``.
+        n_features_in_: number of KCs.
+        readout_: the fitted :class:`Readout`.
+
+    Raises:
+        ValueError, TypeError: as :func:`fit_readout` (in ``fit``), or an unknown ``kind``.
+
+    References:
+        Li, Yu, Yu & Zang, NeurIPS 2025 (KC-to-MBON odour learning; the rule is reconstructed, README "Choices").
+
+    Example:
+        >>> clf = ReadoutClassifier().fit([[4.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.0, 3.0]], ["A", "A", "B", "B"])
+        >>> clf.predict([[1.0, 0.0], [0.0, 5.0]]).tolist()
+        ['A', 'B']
+    """
+
+    def __init__(self, kind: ReadoutKind = "mbon") -> None:
+        self.kind = kind
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> ReadoutClassifier:
+        """Fit on spike counts ``X`` ``(N, n_kc)`` and labels ``y`` ``(N,)``; returns ``self``."""
+        labels = np.asarray(y)
+        if labels.ndim != 1:
+            raise ValueError(f"y must be 1-D (one label per trial), got shape {labels.shape}")
+        self.classes_, index = np.unique(labels, return_inverse=True)
+        self.readout_ = fit_readout(X, index.astype(np.intp), kind=self.kind)
+        self.n_features_in_ = int(np.shape(X)[1])
+        return self
+
+    def predict(self, X: ArrayLike) -> NDArray:
+        """Labels of the most driven output for spike counts ``X`` ``(M, n_kc)``: shape ``(M,)``."""
+        if not hasattr(self, "readout_"):
+            raise ValueError("this ReadoutClassifier is not fitted yet: call fit(X, y) first")
+        return self.classes_[self.readout_.predict(X)]
