@@ -49,6 +49,21 @@ def sfa_gain_for_ratio(params: CircuitParams, *, ratio: float = 0.5, drive: floa
     Mean-field: adapted, :math:`\langle a \rangle = \Delta a\, r\, \tau_{sfa}`, so the rate solves
     :math:`r = f(V - g\,\Delta a\, r\, \tau_{sfa})`; with :math:`r = \rho f(V)`,
     :math:`g = (V - f^{-1}(\rho f(V))) / (\Delta a\, \rho f(V)\, \tau_{sfa})`.
+
+    Args:
+        params: membrane and adaptation constants (``theta``, ``tau_m``, ``t_ref``, ``v_reset``, ``delta_a``,
+            ``tau_sfa``).
+        ratio: adapted over unadapted steady rate, in ``(0, 1)``.
+        drive: steady drive in units of ``theta``, finite and ``> 1``.
+
+    Returns:
+        ``g_sfa`` (threshold units per unit of the adaptation variable ``a``), a float.
+
+    Raises:
+        ValueError: if ``ratio`` or ``drive`` is out of range.
+
+    References:
+        Li et al., NeurIPS 2025 (SFA, 50 ms); the calibration rule is ours (README "Choices").
     """
     if not 0.0 < ratio < 1.0:
         raise ValueError(f"ratio must be in (0, 1), got {ratio}")

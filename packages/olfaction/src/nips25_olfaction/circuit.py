@@ -105,7 +105,23 @@ class Circuit:
         sfa: bool = True,
         params: CircuitParams | None = None,
     ) -> Circuit:
-        """A circuit with :func:`random_claws` connectivity (``key`` fixes the wiring only)."""
+        """A circuit with :func:`random_claws` connectivity (``key`` fixes the wiring only).
+
+        Args:
+            key: JAX PRNG key of the wiring (``jax.random.key(seed)``); the noise takes its own key in
+                :func:`simulate`.
+            n_pn: projection neurons (glomeruli), the width of the odours.
+            n_kc: Kenyon cells.
+            claws: PN inputs per KC, ``1 <= claws <= n_pn``.
+            li, sfa: modules on or off (or use :meth:`with_condition`).
+            params: constants (default :class:`CircuitParams`).
+
+        Returns:
+            The :class:`Circuit`, connectivity float32 ``(n_kc, n_pn)``.
+
+        Raises:
+            TypeError, ValueError: as :func:`random_claws`.
+        """
         return cls(random_claws(key, n_kc, n_pn, claws), li=li, sfa=sfa, params=params or CircuitParams())
 
     @property

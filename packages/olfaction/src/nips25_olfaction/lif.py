@@ -34,7 +34,22 @@ def lif_rate(v_inf: float, params: CircuitParams) -> float:
 
 
 def lif_v_inf(rate: float, params: CircuitParams) -> float:
-    """Inverse of :func:`lif_rate`: the steady drive giving ``rate`` Hz (``0 < rate < 1 / t_ref``)."""
+    """Inverse of :func:`lif_rate`: the steady drive giving ``rate`` Hz (``0 < rate < 1 / t_ref``).
+
+    Args:
+        rate: firing rate (Hz), ``0 < rate < 1 / t_ref``.
+        params: membrane constants.
+
+    Returns:
+        Steady potential :math:`V_\\infty` (threshold units), ``> theta``.
+
+    Raises:
+        ValueError: if ``rate`` is out of range.
+
+    Example:
+        >>> round(lif_v_inf(lif_rate(2.0, CircuitParams()), CircuitParams()), 12)
+        2.0
+    """
     if not (math.isfinite(rate) and rate > 0) or rate * params.t_ref >= 1.0:
         raise ValueError(f"rate must be in (0, 1/t_ref), got {rate}")
     e = math.exp((1.0 / rate - params.t_ref) / params.tau_m)

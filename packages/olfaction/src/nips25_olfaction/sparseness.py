@@ -20,7 +20,17 @@ def _counts(x: ArrayLike) -> NDArray[np.float64]:
 
 
 def active_fraction(counts: ArrayLike) -> float:
-    """Mean fraction of KCs that fire at least one spike, over all leading axes (odours, trials)."""
+    """Mean fraction of KCs that fire at least one spike, over all leading axes (odours, trials).
+
+    Args:
+        counts: spike counts, shape ``(..., n_kc)`` (at least 2-D), finite and ``>= 0``.
+
+    Returns:
+        Fraction in ``[0, 1]``.
+
+    Raises:
+        ValueError: on malformed counts.
+    """
     return float(np.mean(_counts(counts) > 0))
 
 
@@ -71,6 +81,12 @@ def overlap(counts: ArrayLike) -> float:
 
     Args:
         counts: spike counts, shape ``(K, n_trials, n_kc)`` or ``(K, n_kc)``, ``K >= 2``.
+
+    Returns:
+        Mean Jaccard index over the ``K (K - 1) / 2`` pairs, in ``[0, 1]`` (a pair with no active KC counts 0).
+
+    Raises:
+        ValueError: on malformed counts or ``K < 2``.
     """
     x = _counts(counts)
     if x.ndim == 3:
