@@ -52,6 +52,16 @@ def test_released_layout_known_answer(tmp_path):
     assert orn.dtype == np.float64
 
 
+def test_bom_crlf_quotes_and_upper_case_extension(tmp_path):
+    """A spreadsheet export: UTF-8 BOM, CRLF line ends, a quoted name with a comma, ``.CSV``."""
+    text = '\ufeffodor,2a,7a\r\n"2,3-butanedione",1,2\r\nB,3,4\r\nspontaneous firing rate,1,1\r\n'
+    path = tmp_path / "T.CSV"
+    path.write_bytes(text.encode("utf-8"))
+    orn, odours, receptors = read_hallem_csv(path)
+    np.testing.assert_array_equal(orn, [[2.0, 3.0], [4.0, 5.0]])
+    assert (odours, receptors) == (["2,3-butanedione", "B"], ["2a", "7a"])
+
+
 def test_absolute_rates_and_tsv(tmp_path):
     text = "odor\tOr2a\tOr7a\nA\t1.5\t0\nB\t3\t40\nspontaneous firing rate\t8\t17\n"
     orn, odours, receptors = read_hallem_csv(_write(tmp_path, text, "t.tsv"), add_spontaneous=False)
