@@ -23,10 +23,13 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--frame-root: {args.frame_root} is not a directory")
     try:
         videos = load_sama_bench(args.gt, mask_dict=args.mask_dict, frame_root=args.frame_root)
+        if not videos:
+            parser.error(f"--gt: {args.gt} holds no video with a conversation (an empty list, or no 'conversation' "
+                         "fields)")  # fmt: skip
         preds = load_predictions(args.pred)
         result = evaluate_predictions(videos, preds, text_sim=args.text_sim, official_compat=args.official_compat,
                                       with_meteor=args.meteor)  # fmt: skip
-    except (ValueError, KeyError, json.JSONDecodeError, FileNotFoundError) as exc:
+    except (ValueError, TypeError, KeyError, json.JSONDecodeError, FileNotFoundError) as exc:
         parser.error(f"cannot evaluate: {exc}")
     except ModuleNotFoundError as exc:
         parser.error(f"--text-sim {args.text_sim}: {exc}")
