@@ -77,6 +77,17 @@ def test_cli_user_errors_exit_2(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize("command", [["demo"], ["reproduce", "--profile", "quick"]])
+def test_cli_out_that_is_a_file_exits_2(tmp_path, capsys, command):
+    """--out naming an existing file: a usage error naming --out (before: FileExistsError from mkdir)."""
+    target = tmp_path / "a_file"
+    target.write_text("")
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--out", str(target)])
+    assert exc.value.code == 2
+    assert "--out: " in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("gt", "pred", "match"),
     [

@@ -119,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("-v", "--verbose", action="count", default=0)
     demo.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
+    out = getattr(args, "out", None)
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        parser.error(f"--out: {out} exists and is not a directory")
     if args.command == "reproduce":
         from nips25_sama.reproduce import reproduce
 
