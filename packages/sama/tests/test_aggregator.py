@@ -206,6 +206,17 @@ def test_aggregator_bad_inputs(tiny_config):
         SpatioTemporalAggregator("1b")  # type: ignore[arg-type]
 
 
+def test_aggregator_dtype_mismatch_is_named(tiny_config):
+    """float64 inputs to a float32 aggregator: a TypeError naming the argument, not torch's matmul error."""
+    agg = SpatioTemporalAggregator(tiny_config()).eval()
+    x, ids = torch.randn(3, 16, 12, dtype=torch.float64), torch.tensor([[101, 2000, 102]])
+    with pytest.raises(TypeError, match=r"frame_tokens has dtype torch.float64 .* parameters are torch.float32"):
+        agg(x, ids)
+    with pytest.raises(TypeError, match=r"region_visual has dtype torch.float32, frame_tokens torch.float64"):
+        agg.double()(x, ids, region_visual=torch.randn(1, 1, 12), region_shape=torch.ones(1, 1, 5, 5))
+    assert agg(x, ids).dtype == torch.float64  # after .double(), float64 runs
+
+
 def test_aggregator_rejects_unused_region_inputs_and_soft_text_mask(tiny_config):
     """Review finding: region features given for prompts without ``<mask>``/``<pos>`` were silently dropped, and a
     non-0/1 text_mask was used as is. Both now raise; ``<mask>`` without region inputs (the ablation) still runs."""

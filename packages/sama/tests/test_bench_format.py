@@ -73,8 +73,11 @@ def test_evaluator_perfect_and_empty_predictions(bench, tmp_path):
     out = evaluate_predictions(videos, load_predictions(pred_path), text_sim="exact")
     assert out["mIoU"] == out["mIoU_strict"] == out["Recall"] == out["J&F"] == 1.0
     assert out["captions"]["Bleu_4"] == pytest.approx(1.0) and out["text_sim"] == "exact"
-    empty = evaluate_predictions(videos, {}, text_sim="exact")
-    assert empty["mIoU"] == 0.0 and empty["Recall"] == 0.0 and empty["J"] == 0.0
+    empty = {"v0": {"caption": "", "phrases": [], "pred_masks": []}}
+    out = evaluate_predictions(videos, empty, text_sim="exact")
+    assert out["mIoU"] == 0.0 and out["Recall"] == 0.0 and out["J"] == 0.0
+    with pytest.raises(ValueError, match="none of the 1 videos has a prediction"):  # wrong ids, not a zero score
+        evaluate_predictions(videos, {}, text_sim="exact")
 
 
 def test_loader_bad_inputs(tmp_path, bench):
@@ -186,3 +189,77 @@ def test_writers_write_on_the_main_rank_only(tmp_path, monkeypatch, tiny_config)
     assert write_predictions(tmp_path / "p.json", {}).is_file()
     with pytest.raises(TypeError, match="is_main_process"):
         write_predictions(tmp_path / "q.json", {}, is_main_process=1)
+
+
+# --- fresh-user review (0.2.2): malformed prediction files name the video and field instead of scoring silently ---
+
+
+def _released_prediction(**change):
+    videos = load_sama_bench(RELEASED / "mevis_vidstg_lvvis.json")
+    v = videos[1]  # the VidSTG video: 1 object, 2 frames of 4x4
+    pred = {"caption": "the child", "phrases": list(v.phrases),
+            "pred_masks": [[encode_rle(m) for m in vol] for vol in v.masks()]}  # fmt: skip
+    pred.update(change)
+    first = videos[0]
+    good = {"caption": "", "phrases": first.phrases, "masks": first.masks()}
+    return videos, {first.video_id: good, "7": {k: x for k, x in pred.items() if x is not None}}
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"phrases": None}, "video 7: lacks the field 'phrases'"),
+        ({"phrases": []}, "video 7: field 'phrases' has 0 entries but there are 1 predicted masks"),
+        ({"phrases": [3]}, "video 7: field 'phrases' must be a list of strings"),
+        ({"caption": 3}, "video 7: field 'caption' must be a string"),
+        ({"caption": float("nan")}, "video 7: field 'caption' must be a string"),
+        ({"pred_masks": "x"}, r"video 7: field 'pred_masks' must be a list"),
+        ({"pred_masks": [[None]]}, r"video 7: field 'pred_masks'\[0\] must be a list of 2 RLE/null .*got 1 frames"),
+        ({"pred_masks": [[None, {"size": [4, 4], "counts": 5}]]}, r"'pred_masks'\[0\]\[1\]: field 'counts' is not"),
+        ({"pred_masks": [[None, {"size": [4, 4], "counts": "!!"}]]}, r"'pred_masks'\[0\]\[1\]: field 'counts' is not"),
+        ({"pred_masks": [[None, {"size": [2, 2], "counts": "04"}]]}, r"'pred_masks'\[0\]\[1\]: rle size \[2, 2\]"),
+        ({"pred_masks": [[None, {"size": "4x4", "counts": "04"}]]}, r"'pred_masks'\[0\]\[1\]: field 'size' must be"),
+        ({"pred_masks": [[None, [[1, 0], [0, 1]]]]}, r"'pred_masks'\[0\]\[1\]: must be a mapping"),
+        ({"pred_masks": None, "masks": np.zeros((1, 2, 4, 5), bool)}, r"video 7: field 'masks' must have shape"),
+        ({"pred_masks": None, "masks": np.full((1, 2, 4, 4), 0.5)}, r"video 7: field 'masks' must be a binary"),
+    ],
+)
+def test_malformed_predictions_name_video_and_field(change, match):
+    videos, preds = _released_prediction(**change)
+    with pytest.raises(ValueError, match=match):
+        evaluate_predictions(videos, preds, text_sim="exact")
+
+
+def test_missing_predictions_raise_only_when_no_video_matches(caplog):
+    videos, preds = _released_prediction()
+    out = evaluate_predictions(videos, {"7": preds["7"], "stray": preds["7"]}, text_sim="exact")
+    assert out["n_videos"] == 3
+    assert "2 of 3 videos have no prediction" in caplog.text and "1 predictions name no annotated video" in caplog.text
+    # videos 1 and 3 score 0, the VidSTG video 1: the mean over videos is 1/3 (the missing ones are not dropped)
+    assert out["mIoU"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="none of the 3 videos has a prediction.*'stray'"):
+        evaluate_predictions(videos, {"stray": preds["7"]}, text_sim="exact")
+
+
+def test_bad_rle_in_the_mask_dictionary_names_video_object_and_frame(tmp_path):
+    masks = json.loads((RELEASED / "mask_dict.json").read_text())
+    key = next(iter(masks))
+    track = masks[key]["segmentations"] if isinstance(masks[key], dict) else masks[key]
+    i = next(t for t, r in enumerate(track) if r is not None)
+    track[i] = dict(track[i], counts="!!!!")
+    with pytest.raises(ValueError, match=rf"mask id {key}, frame {i}: field 'counts' is not a valid COCO RLE"):
+        [v.masks() for v in load_sama_bench(RELEASED / "mevis_vidstg_lvvis.json", mask_dict=masks)]
+
+
+def test_short_mask_track_is_padded_with_a_warning(caplog):
+    (mevis, *_) = load_sama_bench(RELEASED / "mevis_vidstg_lvvis.json")
+    assert mevis.masks().shape[1] == 2
+    assert "has 1 frames but the video lists 2" in caplog.text and "read as empty masks" in caplog.text
+
+
+def test_load_predictions_names_the_file(tmp_path):
+    p = tmp_path / "pred.json"
+    for text, match in (("", "pred.json: not valid JSON"), ('{"v": 3}', "prediction of video 'v' must be an object")):
+        p.write_text(text)
+        with pytest.raises(ValueError, match=match):
+            load_predictions(p)

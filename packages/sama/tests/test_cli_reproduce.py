@@ -77,6 +77,47 @@ def test_cli_user_errors_exit_2(tmp_path, capsys):
     assert exc.value.code == 2
 
 
+@pytest.mark.parametrize("command", [["demo"], ["reproduce", "--profile", "quick"]])
+def test_cli_out_that_is_a_file_exits_2(tmp_path, capsys, command):
+    """--out naming an existing file: a usage error naming --out (before: FileExistsError from mkdir)."""
+    target = tmp_path / "a_file"
+    target.write_text("")
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--out", str(target)])
+    assert exc.value.code == 2
+    assert "--out: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("gt", "pred", "match"),
+    [
+        ("[]", "{}", "--gt: .*gt.json holds no video"),
+        (None, "{}", "none of the 1 videos has a prediction"),
+        (None, '{"clip000": {"caption": "x", "pred_masks": [[null]]}}', r"'pred_masks'\[0\] must be a list of"),
+        (None, '{"clip000": {"caption": 3}}', "field 'caption' must be a string"),
+        (
+            None,
+            '{"clip000": {"caption": "x", "phrases": ["a"], "pred_masks": [[{"size": [1, 1], "counts": 5}]]}}',
+            "must be a list of",
+        ),
+    ],
+)
+def test_cli_eval_bad_files_exit_2_naming_the_field(tmp_path, capsys, gt, pred, match):
+    """The user's own files (fresh-user review): a clear message with exit code 2, never a traceback."""
+    assert main(["demo", "--out", str(tmp_path), "--n-clips", "1", "-q"]) == 0
+    paths = json.loads(capsys.readouterr().out)
+    gt_path, pred_path = Path(paths["gt"]), tmp_path / "pred.json"
+    if gt is not None:
+        gt_path = tmp_path / "gt.json"
+        gt_path.write_text(gt)
+    pred_path.write_text(pred)
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "--gt", str(gt_path), "--mask-dict", str(tmp_path / "mask_dict.json"), "--pred", str(pred_path),
+              "--text-sim", "exact"])  # fmt: skip
+    assert exc.value.code == 2
+    assert re.search(match, capsys.readouterr().err)
+
+
 def test_readme_quickstart_runs():
     """The README's first python block runs exactly as written."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()

@@ -108,3 +108,15 @@ def test_cli_eval_res_prints_the_official_numbers(capsys, tmp_path):
     with pytest.raises(SystemExit) as exc:
         main(["eval-res", "--root", str(tmp_path / "none")])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize(("rel", "what"), [("pred_masks_0/mask_0.png", "mask"), ("img_frames/0.jpg", "frame")])
+def test_unreadable_image_names_the_file(tmp_path, rel, what):
+    """A corrupt mask or frame file (fresh-user review): a ValueError naming it, not an imageio traceback."""
+    base = _copy(tmp_path)
+    folder = base / "000000"
+    target = folder / rel
+    assert target.is_file()
+    target.write_bytes(b"not an image")
+    with pytest.raises(ValueError, match=rf"{target.name}: cannot be read as a {what} image"):
+        load_gcg_results(base.parent)

@@ -223,3 +223,12 @@ def test_metric_bad_inputs():
         cider_d({}, {})
     with pytest.raises(ValueError, match=r"refs\['0'\]"):
         rouge_l({"0": []}, {"0": "a"})
+
+
+def test_tfidf_similarity_dependency_is_declared():
+    """`--text-sim tfidf` is the offline fallback without the [data] extra, so scikit-learn is a base dependency
+    (fresh-user review: a plain install failed with "No module named 'sklearn'")."""
+    from importlib.metadata import requires
+
+    base = [r for r in requires("nips25-sama") or [] if "extra ==" not in r]
+    assert any(r.replace(" ", "").startswith("scikit-learn") for r in base)

@@ -302,6 +302,10 @@ class SpatioTemporalAggregator(nn.Module):
         b, c = frames.shape[0], frames.shape[-1]
         if c != cfg.vis_dim:
             raise ValueError(f"frame_tokens must have last dim vis_dim={cfg.vis_dim}, got {tuple(frame_tokens.shape)}")
+        param = next(self.parameters())
+        if frame_tokens.dtype != param.dtype:
+            raise TypeError(f"frame_tokens has dtype {frame_tokens.dtype} but the aggregator's parameters are "
+                            f"{param.dtype}: cast one to the other (aggregator.to({frame_tokens.dtype}))")  # fmt: skip
         if ids.shape[0] != b:
             raise ValueError(f"text_ids must have batch size {b}, got {tuple(text_ids.shape)}")
         _, p, length = ids.shape
@@ -319,6 +323,9 @@ class SpatioTemporalAggregator(nn.Module):
             raise ValueError("region_visual and region_shape must be given together (or both None)")
         if region_visual is not None and region_shape is not None:
             check_tensor("region_visual", region_visual, ndim=4 if batched else 3)
+            if region_visual.dtype != frame_tokens.dtype:
+                raise TypeError(f"region_visual has dtype {region_visual.dtype}, frame_tokens {frame_tokens.dtype}: "
+                                "give both in the aggregator's dtype")  # fmt: skip
             rv = region_visual if batched else region_visual.unsqueeze(0)
             rs = region_shape if batched else region_shape.unsqueeze(0)
             if tuple(rv.shape[:2]) != (b, p):

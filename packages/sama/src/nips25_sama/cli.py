@@ -23,10 +23,13 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--frame-root: {args.frame_root} is not a directory")
     try:
         videos = load_sama_bench(args.gt, mask_dict=args.mask_dict, frame_root=args.frame_root)
+        if not videos:
+            parser.error(f"--gt: {args.gt} holds no video with a conversation (an empty list, or no 'conversation' "
+                         "fields)")  # fmt: skip
         preds = load_predictions(args.pred)
         result = evaluate_predictions(videos, preds, text_sim=args.text_sim, official_compat=args.official_compat,
                                       with_meteor=args.meteor)  # fmt: skip
-    except (ValueError, KeyError, json.JSONDecodeError, FileNotFoundError) as exc:
+    except (ValueError, TypeError, KeyError, json.JSONDecodeError, FileNotFoundError) as exc:
         parser.error(f"cannot evaluate: {exc}")
     except ModuleNotFoundError as exc:
         parser.error(f"--text-sim {args.text_sim}: {exc}")
@@ -116,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("-v", "--verbose", action="count", default=0)
     demo.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
+    out = getattr(args, "out", None)
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        parser.error(f"--out: {out} exists and is not a directory")
     if args.command == "reproduce":
         from nips25_sama.reproduce import reproduce
 

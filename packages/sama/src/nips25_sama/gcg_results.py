@@ -72,8 +72,20 @@ def _first_int(name: str) -> int:
     return int(m.group())
 
 
-def _volumes(folder: Path, prefix: str, n_obj: int, n_frames: int, hw: tuple[int, int]) -> np.ndarray:
+def _read_image(path: Path, what: str) -> np.ndarray:
+    """The pixels of one image file; a file no image reader can open raises naming it."""
     from skimage import io
+
+    try:
+        return np.asarray(io.imread(path))
+    except (OSError, ValueError, SyntaxError) as exc:  # imageio: OSError/ValueError; PIL: SyntaxError on bad headers
+        first_line = (str(exc).splitlines() or [""])[0]
+        raise ValueError(
+            f"{path}: cannot be read as a {what} image ({type(exc).__name__}: {first_line[:120]})"
+        ) from exc
+
+
+def _volumes(folder: Path, prefix: str, n_obj: int, n_frames: int, hw: tuple[int, int]) -> np.ndarray:
 
     out = np.zeros((n_obj, n_frames, *hw), dtype=bool)
     for k in range(n_obj):
@@ -85,7 +97,7 @@ def _volumes(folder: Path, prefix: str, n_obj: int, n_frames: int, hw: tuple[int
             path = obj / f"mask_{t}.png"
             if not path.is_file():
                 continue
-            raw = np.asarray(io.imread(path))
+            raw = _read_image(path, "mask")
             m = np.asarray(raw.any(axis=-1) if raw.ndim == 3 else raw)
             if m.shape != hw:
                 raise ValueError(f"{path}: mask of shape {m.shape} differs from the frame size {hw}")
@@ -127,7 +139,6 @@ def load_gcg_results(root: str | os.PathLike[str], *, dataset_name: str | None =
         >>> r.videos[0].gt_masks.shape, int(r.videos[0].pred_masks.sum()), r.skipped
         ((1, 1, 4, 4), 8, [])
     """
-    from skimage import io
 
     base = Path(root) / dataset_name if dataset_name else Path(root)
     if not base.is_dir():
@@ -157,7 +168,7 @@ def load_gcg_results(root: str | os.PathLike[str], *, dataset_name: str | None =
                 kind = "a list of strings" if want_list else "a string"
                 raise ValueError(f"{res_path}: field {key!r} must be {kind}, got {res[key]!r:.60}")
         frames = sorted((f for f in os.listdir(frames_dir) if f.endswith(".jpg")), key=_first_int)
-        hw = tuple(np.asarray(io.imread(frames_dir / frames[0])).shape[:2]) if frames else (1, 1)
+        hw = tuple(_read_image(frames_dir / frames[0], "frame").shape[:2]) if frames else (1, 1)
         videos.append(GcgResult(
             name=folder.name, **{k: res[k] for k in RES_FIELDS},
             gt_masks=_volumes(folder, "gt_masks", len(res["gt_phrases"]), len(frames), hw),

@@ -19,8 +19,10 @@ as often as ``groundtruth[r]`` has non-empty entries; dropped rounds are counted
 :attr:`BenchVideo.skipped_rounds` and logged. The ground-truth objects of a video are the ``[SEG]`` targets of its
 kept rounds, each paired with the ``<p>...</p>`` phrase of the same index, lower-cased.
 
-A prediction file maps ``video_id`` to ``{"caption": str, "phrases": [str], "pred_masks": [[RLE | null per frame]]}``.
-RLE is pycocotools' compressed form (``{"size": [H, W], "counts": str}``); ``null`` is an empty frame.
+A prediction file maps ``video_id`` to ``{"caption": str, "phrases": [str], "pred_masks": [[RLE | null per frame]]}``:
+one phrase per predicted track, one RLE or ``null`` per frame of the video in each track (checked; a malformed
+entry raises naming the video and field). RLE is pycocotools' compressed form (``{"size": [H, W], "counts": str}``);
+``null`` is an empty frame.
 """
 
 from __future__ import annotations
@@ -65,24 +67,40 @@ def encode_rle(mask: Any) -> dict[str, Any] | None:
     return {"size": [int(s) for s in rle["size"]], "counts": rle["counts"].decode("ascii")}
 
 
-def decode_rle(rle: Mapping[str, Any] | None, height: int, width: int) -> np.ndarray:
+def decode_rle(rle: Mapping[str, Any] | None, height: int, width: int, *, where: str = "rle") -> np.ndarray:
     """``(H, W)`` bool mask of a compressed or uncompressed COCO RLE (``None`` -> empty).
 
+    Args:
+        rle: ``{"size": [H, W], "counts": str | bytes | [int]}`` or ``None``.
+        height, width: the frame size the RLE must have.
+        where: the location named in the error messages (file, video, object, frame).
+
     Raises:
-        ValueError: if the RLE's size differs from ``(height, width)``.
+        ValueError: naming ``where``, if the RLE is not such a mapping, its size differs from ``(height, width)``,
+            or pycocotools cannot decode its ``counts``.
     """
     if rle is None:
         return np.zeros((height, width), dtype=bool)
     if not isinstance(rle, Mapping) or "size" not in rle or "counts" not in rle:
-        raise ValueError(f"rle must be a mapping with 'size' and 'counts', got {rle!r:.80}")
-    if [int(s) for s in rle["size"]] != [height, width]:
-        raise ValueError(f"rle size {list(rle['size'])} differs from the frame size {[height, width]}")
+        raise ValueError(f"{where}: must be a mapping with 'size' and 'counts' (COCO RLE) or null, got {rle!r:.80}")
+    size = rle["size"]
+    if not isinstance(size, list | tuple) or len(size) != 2 or not all(isinstance(v, int) for v in size):
+        raise ValueError(f"{where}: field 'size' must be [height, width] ints, got {size!r:.60}")
+    if [int(s) for s in size] != [height, width]:
+        raise ValueError(f"{where}: rle size {list(size)} differs from the frame size {[height, width]}")
     obj = dict(rle)
-    if isinstance(obj["counts"], list):
-        obj = mask_utils.frPyObjects(obj, height, width)
-    elif isinstance(obj["counts"], str):
-        obj["counts"] = obj["counts"].encode("ascii")
-    return np.asarray(mask_utils.decode(obj), dtype=bool)
+    counts = obj["counts"]
+    try:
+        if isinstance(counts, list) and all(isinstance(v, int) and v >= 0 for v in counts):
+            obj = mask_utils.frPyObjects(obj, height, width)
+        elif isinstance(counts, str):
+            obj["counts"] = counts.encode("ascii")
+        elif not isinstance(counts, bytes):
+            raise TypeError(f"got {counts!r:.60}")
+        return np.asarray(mask_utils.decode(obj), dtype=bool)
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise ValueError(f"{where}: field 'counts' is not a valid COCO RLE (compressed string or list of "
+                         f"non-negative run lengths; {exc})") from exc  # fmt: skip
 
 
 @dataclass
@@ -117,10 +135,11 @@ class BenchVideo:
         """``(M, T, H, W)`` bool ground-truth volumes, decoded from RLE (union over an object's mask ids)."""
         t = len(self.frame_paths)
         out = np.zeros((len(self.objects), t, self.height, self.width), dtype=bool)
-        for i, obj in enumerate(self.objects.values()):
+        for i, (key, obj) in enumerate(self.objects.items()):
             for j, rles in enumerate(obj["masks"]):
-                for rle in rles:
-                    out[i, j] |= decode_rle(rle, self.height, self.width)
+                for mid, rle in zip(obj["mask_ids"], rles, strict=True):
+                    where = f"video {self.video_id}: object {key}, mask id {mid}, frame {j}"
+                    out[i, j] |= decode_rle(rle, self.height, self.width, where=where)
         return out
 
     def frames(self) -> np.ndarray:
@@ -177,6 +196,15 @@ def _mask_track(masks: Mapping[str, Any], mid: Any, n_frames: int, where: str) -
         track = track.get("segmentations", [])
     if not isinstance(track, list):
         raise ValueError(f"{where}: mask dictionary entry {key!r} must be a list of RLE/null per frame")
+    if len(track) < n_frames:
+        logger.warning(
+            "%s: mask dictionary entry %r has %d frames but the video lists %d in field 'frames'; the "
+            "missing last frames are read as empty masks",
+            where,
+            key,
+            len(track),
+            n_frames,
+        )
     return [track[t] if t < len(track) else None for t in range(n_frames)]
 
 
@@ -412,12 +440,57 @@ def load_predictions(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
         FileNotFoundError: if missing. ValueError: if it is not a mapping of video ids.
     """
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"prediction file {p} does not exist")
-    data = json.loads(p.read_text())
+    data = _read_json(p, "prediction file")
     if not isinstance(data, Mapping):
         raise ValueError(f"{p} must hold a mapping video_id -> prediction")
+    for k, v in data.items():
+        if not isinstance(v, Mapping):
+            raise ValueError(f"{p}: prediction of video {k!r} must be an object, got {type(v).__name__}")
     return {str(k): dict(v) for k, v in data.items()}
+
+
+def _prediction_arrays(
+    v: BenchVideo, pred: Mapping[str, Any], gt_shape: tuple[int, ...]
+) -> tuple[np.ndarray, list[str], str]:
+    """Checked ``(masks (N, T, H, W), phrases, caption)`` of one video's prediction."""
+    where = f"prediction of video {v.video_id}"
+    if not isinstance(pred, Mapping):
+        raise ValueError(f"{where}: must be an object, got {type(pred).__name__}")
+    caption = pred.get("caption", "")
+    if not isinstance(caption, str):
+        raise ValueError(f"{where}: field 'caption' must be a string, got {caption!r:.60}")
+    t = gt_shape[0]
+    if "masks" in pred:
+        pm = check_array(f"{where}: field 'masks'", pred["masks"], ndim=(3, 4), dtype="bool")
+        if pm.ndim == 3:
+            pm = pm[None]
+        if pm.shape[1:] != tuple(gt_shape):
+            raise ValueError(f"{where}: field 'masks' must have shape (N, {', '.join(map(str, gt_shape))}), "
+                             f"got {pm.shape}")  # fmt: skip
+    elif pred.get("pred_masks"):
+        tracks = pred["pred_masks"]
+        if not isinstance(tracks, list):
+            raise ValueError(f"{where}: field 'pred_masks' must be a list of per-frame RLE lists, got {tracks!r:.60}")
+        vols = []
+        for k, track in enumerate(tracks):
+            if not isinstance(track, list) or len(track) != t:
+                got = f"{len(track)} frames" if isinstance(track, list) else repr(track)[:60]
+                raise ValueError(f"{where}: field 'pred_masks'[{k}] must be a list of {t} RLE/null (one per frame of "
+                                 f"the video), got {got}")  # fmt: skip
+            vols.append(np.stack([decode_rle(r, v.height, v.width, where=f"{where}: field 'pred_masks'[{k}][{j}]")
+                                  for j, r in enumerate(track)]))  # fmt: skip
+        pm = np.stack(vols)
+    else:
+        pm = np.zeros((0, *gt_shape), dtype=bool)
+    if len(pm) and "phrases" not in pred:
+        raise ValueError(f"{where}: lacks the field 'phrases' (one phrase per predicted mask, used by Recall)")
+    phrases = pred.get("phrases", [])
+    if not isinstance(phrases, list) or not all(isinstance(x, str) for x in phrases):
+        raise ValueError(f"{where}: field 'phrases' must be a list of strings, got {phrases!r:.60}")
+    if len(phrases) != len(pm):
+        raise ValueError(f"{where}: field 'phrases' has {len(phrases)} entries but there are {len(pm)} predicted "
+                         "masks (one phrase per mask)")  # fmt: skip
+    return pm, list(phrases), caption
 
 
 def evaluate_predictions(
@@ -447,25 +520,29 @@ def evaluate_predictions(
         ``{"mIoU", "mIoU_strict", "Recall", "text_sim", "J", "F", "J&F", "captions": {...}, "n_videos"}``.
 
     Raises:
-        ValueError: if ``videos`` is empty.
+        ValueError: if ``videos`` is empty, no video has a prediction (mismatched ids), or a prediction is malformed
+            (naming the video and field: a non-string ``caption``, a ``pred_masks`` track whose length is not the
+            video's frame count, an undecodable RLE, ``phrases`` missing or not one per mask).
     """
     if not videos:
         raise ValueError("videos must be non-empty")
+    ids = [v.video_id for v in videos]
+    missing = [i for i in ids if i not in predictions]
+    if len(missing) == len(ids):
+        raise ValueError(f"predictions: none of the {len(ids)} videos has a prediction (video ids {ids[:3]}..., "
+                         f"prediction keys {list(predictions)[:3]}...); the keys must be the annotations' 'video_id' "
+                         "(or 'video' where it has none)")  # fmt: skip
+    if missing:
+        logger.warning("%d of %d videos have no prediction (scored as empty): %s", len(missing), len(ids), missing[:5])
+    extra = sorted(set(predictions) - set(ids))
+    if extra:
+        logger.warning("%d predictions name no annotated video and are ignored: %s", len(extra), extra[:5])
     entries = []
     for v in videos:
         gt = v.masks()
-        pred = predictions.get(v.video_id, {})
-        if "masks" in pred:
-            pm = np.asarray(pred["masks"], dtype=bool).reshape(-1, *gt.shape[1:])
-        elif pred.get("pred_masks"):
-            pm = np.stack([np.stack([decode_rle(r, v.height, v.width) for r in vol]) for vol in pred["pred_masks"]])
-        else:
-            pm = np.zeros((0, *gt.shape[1:]), dtype=bool)
-        phrases = list(pred.get("phrases", []))
-        if len(phrases) < len(pm):
-            phrases += [""] * (len(pm) - len(phrases))
-        hyp = " ".join(str(pred.get("caption", "")).lower().replace(".", " ").split())
-        entries.append(VideoScoreInput(v.video_id, pm, gt, phrases[: len(pm)], v.phrases,
+        pm, phrases, caption = _prediction_arrays(v, predictions.get(v.video_id, {}), gt.shape[1:])
+        hyp = " ".join(caption.lower().replace(".", " ").split())
+        entries.append(VideoScoreInput(v.video_id, pm, gt, phrases, v.phrases,
                                        v.reference_caption() or "empty", hyp))  # fmt: skip
     return score_videos(entries, text_sim=text_sim, official_compat=official_compat, with_meteor=with_meteor,
                         caption_backend=caption_backend)  # fmt: skip
