@@ -89,7 +89,7 @@ def _rates_figure(rows: list[dict[str, Any]], cfg: GridConfig, rho: float, path:
 def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report:
     """Run the headline experiment and return its :class:`~nips25_shared.Report` (figures saved in ``out_dir``).
 
-    Profiles: ``"tiny"`` (tests, seconds), ``"quick"`` (default, ~1-2 min on 2 CPU cores: n = 40 000,
+    Profiles: ``"tiny"`` (tests, seconds), ``"quick"`` (default, about 20-40 s on 2 CPU cores: n = 40 000,
     nu in {25, 100, 400}, k in {1, 2, 3}), ``"paper"`` (n = 200 000; the paper states no experiment sizes).
 
     Raises:
