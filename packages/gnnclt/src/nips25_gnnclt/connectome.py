@@ -50,6 +50,9 @@ def symmetrize_binarize(A: Any) -> np.ndarray:
     Args:
         A: ``(n, n)`` adjacency with finite, non-negative entries (weights or counts, directed or not).
 
+    Returns:
+        ``(n, n)`` float64 symmetric 0/1 matrix with a zero diagonal.
+
     Raises:
         ValueError: a non-square ``A``, NaN/inf or a negative entry (which would otherwise cancel or drop an edge
             without a word).
