@@ -6,6 +6,7 @@ import shutil
 from importlib import resources
 
 import jax
+import nips25_gnnclt.graph_files as gf
 import numpy as np
 import pytest
 from nips25_gnnclt import class_mean_check, load_drosophila_left, read_labelled_graph, symmetrize_binarize
@@ -180,3 +181,10 @@ def test_cli_run_bad_graphs_are_usage_errors(tmp_path, capsys, edges, labels, ma
     err = capsys.readouterr().err
     assert "nips25-gnnclt run: error:" in err
     assert re.search(match, err)
+
+
+def test_reader_refuses_more_nodes_than_the_dense_matrix_allows(graph, monkeypatch):
+    """The adjacency is dense: beyond MAX_NODES the reader stops before allocating, naming the labels file."""
+    monkeypatch.setattr(gf, "MAX_NODES", 3)
+    with pytest.raises(ValueError, match=r"labels file .* lists 4 nodes; at most 3"):
+        read_labelled_graph(*graph)
