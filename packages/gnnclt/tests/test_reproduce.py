@@ -10,6 +10,7 @@ from nips25_gnnclt.cli import main
 from nips25_gnnclt.reproduce import PROFILES, REPLICATES, reproduce
 
 
+@pytest.mark.slow  # about 8 s: compiles every metric and three heads per cell
 def test_reproduce_tiny_profile_structure(tmp_path):
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     ids = {c.id for c in report.claims}
