@@ -24,6 +24,7 @@ def test_q_and_average_degree(model):
         ({"pi": [1.0, 0.0]}, "pi"),
         ({"B": [[1.0, 0.5], [0.4, 1.0]]}, "B"),
         ({"B": [[1.0, -0.5], [-0.5, 1.0]]}, "B"),
+        ({"B": np.zeros((2, 2))}, "B must have a positive entry"),  # was accepted: eigenvalue_ratio gave NaN
         ({"B": [[1.0]]}, "B"),
         ({"means": np.ones((3, 2))}, "means"),
         ({"cov": -np.eye(2)}, "cov"),

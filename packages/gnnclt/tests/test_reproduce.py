@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from nips25_gnnclt import class_mean_check, load_drosophila_left
 from nips25_gnnclt.cli import main
-from nips25_gnnclt.reproduce import PROFILES, reproduce
+from nips25_gnnclt.reproduce import PROFILES, REPLICATES, reproduce
 
 
+@pytest.mark.slow  # about 8 s: compiles every metric and three heads per cell
 def test_reproduce_tiny_profile_structure(tmp_path):
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path)
     ids = {c.id for c in report.claims}
@@ -18,15 +19,36 @@ def test_reproduce_tiny_profile_structure(tmp_path):
         "covariance-error-falls-with-degree",
         "theory-beats-naive-gaussian",
         "collapse-rate",
-        "ce-risk-equivalence",
+        "ce-gap-falls-with-degree",
+        "control-w1-floor",
+        "control-ce-naive-mixture",
         "real-graph-class-means",
     }
     for claim in report.claims:
         assert isinstance(claim.holds, bool) and claim.criterion and claim.measured
+    by_id = {c.id: c for c in report.claims}
+    # every paired comparison carries its mean, SE and verdict, and the verdict follows the 2-SE rule
+    for claim_id, path in [
+        ("w1-falls-with-degree", ("fall_5_to_20",)),
+        ("ce-gap-falls-with-degree", ("fall_5_to_20",)),
+        ("theory-beats-naive-gaussian", ("naive_minus_theory",)),
+        ("control-w1-floor", ("floor_sample_naive_minus_theory", "naive_minus_theory")),
+        ("control-w1-floor", ("embeddings_minus_floor_nu=5",)),
+        ("control-ce-naive-mixture", ("naive_minus_theory",)),
+    ]:
+        tests = by_id[claim_id].measured
+        for key in path:
+            tests = tests[key]
+        assert set(tests) == {"k=1", "k=2"}
+        for t in tests.values():
+            assert t["se"] >= 0 and t["holds"] == (t["mean"] > 2 * t["se"])
+    assert report.config["replicates"] == REPLICATES["tiny"] == 2
+    assert "old_design_max_gap_over_bound" in by_id["ce-gap-falls-with-degree"].measured
     assert all((tmp_path / f).is_file() for f in report.figures)
     cells = report.config["cells"]
     assert len(cells) == len(PROFILES["tiny"].nus) * len(PROFILES["tiny"].ks)
     assert all(np.isfinite(c["w1_sliced"]) and c["w1_sliced"] > 0 for c in cells)
+    assert all(0 < c["w1_floor"] < c["w1_floor_naive"] for c in cells if c["k"] == 1)
     json.dumps(report.to_dict())
 
 

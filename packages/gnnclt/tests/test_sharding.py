@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import jax, jax.numpy as jnp, numpy as np
@@ -40,6 +42,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # 13-21 s: a fresh JAX process compiles the vmapped sweep and the loop
 def test_sharded_replicates_stay_sharded_and_equal_the_loop():
     env = {
         **os.environ,

@@ -46,6 +46,7 @@ def test_padded_sampler_has_the_exact_bernoulli_law(model):
     assert np.all(dense == np.swapaxes(dense, 1, 2)) and np.all(np.diagonal(dense, axis1=1, axis2=2) == 0)
 
 
+@pytest.mark.slow  # 5-7 s: three compiled samplers
 def test_padded_sampler_jit_equals_eager_and_overflow_is_loud(model):
     n, nu = 600, 10.0
     cap = model.edge_capacity(n=n, nu=nu)

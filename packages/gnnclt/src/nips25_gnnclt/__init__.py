@@ -19,6 +19,7 @@ from nips25_gnnclt.cross_entropy import (
 )
 from nips25_gnnclt.csbm import CSBM, fit_csbm
 from nips25_gnnclt.experiment import GridConfig, clt_grid, default_model
+from nips25_gnnclt.graph_files import read_labelled_graph
 from nips25_gnnclt.limits import (
     class_moments,
     covariance_error,
@@ -71,6 +72,7 @@ __all__ = [
     "load_drosophila_left",
     "naive_covs",
     "poly_features",
+    "read_labelled_graph",
     "risk_gap",
     "sample_csbm",
     "sample_mixture",

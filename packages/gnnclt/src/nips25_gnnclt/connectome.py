@@ -7,7 +7,6 @@ difference measures how far the graph is from an SBM at the level the theorem us
 
 from __future__ import annotations
 
-import csv
 from importlib import resources
 from typing import Any
 
@@ -16,8 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import sparse as jsparse
 
-from nips25_gnnclt._checks import check_int, check_positive
+from nips25_gnnclt._checks import as_labels, check_int, check_positive, finite_array
 from nips25_gnnclt.csbm import fit_csbm
+from nips25_gnnclt.graph_files import read_labelled_graph
 from nips25_gnnclt.limits import class_moments, limit_means
 
 __all__ = ["class_mean_check", "load_drosophila_left", "symmetrize_binarize"]
@@ -36,20 +36,33 @@ def load_drosophila_left() -> tuple[np.ndarray, np.ndarray]:
         ((209, 209), ['I', 'K', 'O', 'P'])
     """
     root = resources.files("nips25_gnnclt") / "data"
-    with (root / "drosophila_left_labels.csv").open() as fh:
-        types = np.array([row["cell_type"] for row in csv.DictReader(fh)])
-    A = np.zeros((types.shape[0], types.shape[0]), np.int64)
-    with (root / "drosophila_left_edges.csv").open() as fh:
-        for row in csv.DictReader(fh):
-            A[int(row["source"]), int(row["target"])] = int(row["synapses"])
-    return A, types
+    with (
+        resources.as_file(root / "drosophila_left_edges.csv") as edges,
+        resources.as_file(root / "drosophila_left_labels.csv") as labels,
+    ):
+        A, y, classes = read_labelled_graph(edges, labels, weight="synapses", label="cell_type")
+    return A.astype(np.int64), classes[y]
 
 
 def symmetrize_binarize(A: Any) -> np.ndarray:
-    """``1[A_ij > 0 or A_ji > 0]`` with a zero diagonal (an undirected simple graph), float64."""
-    a = np.asarray(A)
+    """``1[A_ij > 0 or A_ji > 0]`` with a zero diagonal (an undirected simple graph), float64.
+
+    Args:
+        A: ``(n, n)`` adjacency with finite, non-negative entries (weights or counts, directed or not).
+
+    Returns:
+        ``(n, n)`` float64 symmetric 0/1 matrix with a zero diagonal.
+
+    Raises:
+        ValueError: a non-square ``A``, NaN/inf or a negative entry (which would otherwise cancel or drop an edge
+            without a word).
+    """
+    a = finite_array(A, "A")
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"A must be a square (n, n) matrix, got shape {a.shape}")
+    if np.any(a < 0):
+        i, j = np.argwhere(a < 0)[0]
+        raise ValueError(f"A must have non-negative entries (edge weights), got A[{i}, {j}] = {a[i, j]:g}")
     s = ((a + a.T) > 0).astype(np.float64)
     np.fill_diagonal(s, 0.0)
     return s
@@ -73,10 +86,12 @@ def class_mean_check(
         ``rel_error`` is :math:`\|\hat E - P\|_F/\|P\|_F` and ``cosine`` the cosine of the flattened matrices.
 
     Raises:
-        ValueError: on a non-square ``A``, bad labels, ``noise <= 0`` or a depth ``< 1``.
+        ValueError: on a non-square ``A``, NaN/inf or negative entries in ``A``, labels of the wrong length or out
+            of range, ``noise <= 0`` or a depth ``< 1``.
+        TypeError: non-integer labels (encode class names first, e.g. ``np.unique(names, return_inverse=True)``).
     """
     s = symmetrize_binarize(A)
-    lab = np.asarray(y)
+    lab = np.asarray(as_labels(y, "y", n=s.shape[0]))
     noise = check_positive(noise, "noise")
     k_classes = int(np.max(lab)) + 1 if lab.size else 0
     x = np.eye(max(k_classes, 1))[lab] + noise * np.asarray(jax.random.normal(key, (lab.shape[0], max(k_classes, 1))))

@@ -81,6 +81,17 @@ def ce_risk(head: CEHead, H: Any, y: Any) -> Array:
 def ce_lipschitz(W: Any) -> Any:
     r"""Lipschitz constant :math:`\sqrt2\,\|W\|_2` of the cross-entropy loss in the embedding.
 
+    The gradient in :math:`h` is :math:`W(\mathrm{softmax} - e_c)` and :math:`\|\mathrm{softmax} - e_c\|_2 \le \sqrt2`.
+
+    Args:
+        W: ``(d, K)`` head weights (the bias does not enter).
+
+    Returns:
+        A non-negative float (a JAX scalar for JAX input).
+
+    Raises:
+        ValueError: if ``W`` is not 2-dimensional, empty, or holds NaN/inf.
+
     Example:
         >>> round(ce_lipschitz(np.diag([3.0, 1.0])), 6)  # sqrt(2) * 3
         4.242641

@@ -50,7 +50,7 @@ class CSBM:
         cov: ``(d, d)`` symmetric positive semi-definite feature-noise covariance :math:`\Sigma`.
 
     Raises:
-        ValueError: on wrong shapes, NaN/inf, negative or non-normalised ``pi``, asymmetric or negative ``B``,
+        ValueError: on wrong shapes, NaN/inf, negative or non-normalised ``pi``, asymmetric, negative or zero ``B``,
             asymmetric or indefinite ``cov``.
 
     Example:
@@ -82,6 +82,8 @@ class CSBM:
             raise ValueError(f"pi must be positive and sum to 1, got {pi.tolist()}")
         if np.any(b < 0) or not np.allclose(b, b.T, rtol=1e-10, atol=1e-12):
             raise ValueError("B must be symmetric with non-negative entries")
+        if not np.any(b > 0):
+            raise ValueError("B must have a positive entry (B = 0 is a graph without edges: Q = 0, no limit)")
         if not np.allclose(cov, cov.T, rtol=1e-10, atol=1e-12):
             raise ValueError("cov must be symmetric")
         if np.linalg.eigvalsh(cov).min() < -1e-10 * max(1.0, float(np.abs(cov).max())):

@@ -77,10 +77,20 @@ def _cell(
     model: CSBM, fitted: CSBM, H: Array, y: np.ndarray, nu: float, k: int, cfg: GridConfig, key: Array
 ) -> dict[str, Any]:
     k_dir, k_sub, k_gmm, k_head = jax.random.split(key, 4)
+    k_floor, k_naive = jax.random.split(jax.random.fold_in(key, 1))
     Z = np.asarray(scaled_centered(H, y, fitted, nu=nu, k=k), np.float64)  # host metrics in float64
     zeros = np.zeros((fitted.n_classes, fitted.dim))
-    w1 = sliced_w1_to_mixture(Z, fitted.pi, zeros, limit_covs(fitted, k), k_dir, n_proj=cfg.n_proj)
-    w1_naive = sliced_w1_to_mixture(Z, fitted.pi, zeros, naive_covs(fitted, k), k_dir, n_proj=cfg.n_proj)
+    covs, covs_naive = limit_covs(fitted, k), naive_covs(fitted, k)
+
+    def to_theory_and_naive(sample: np.ndarray) -> tuple[float, float]:
+        return (
+            sliced_w1_to_mixture(sample, fitted.pi, zeros, covs, k_dir, n_proj=cfg.n_proj),
+            sliced_w1_to_mixture(sample, fitted.pi, zeros, covs_naive, k_dir, n_proj=cfg.n_proj),
+        )
+
+    w1, w1_naive = to_theory_and_naive(Z)
+    # positive control: a sample of the limit mixture itself, the same labels, estimator and directions
+    floor, floor_naive = to_theory_and_naive(np.asarray(sample_mixture(k_floor, zeros, covs, y), np.float64))
     U = np.asarray(H, np.float64) / nu**k
     # cross-entropy heads on a class-balanced subsample of embeddings and on an equal-size mixture sample
     rng = np.random.default_rng(np.asarray(jax.random.key_data(k_sub)).ravel())
@@ -88,17 +98,23 @@ def _cell(
         [rng.choice(np.flatnonzero(y == c), cfg.head_per_class, replace=False) for c in range(model.n_classes)]
     )
     P, y_s = U[idx], y[idx]
-    G = np.asarray(sample_mixture(k_gmm, limit_means(fitted, k), limit_covs(fitted, k) / nu, y_s), np.float64)
-    head_p = train_ce_head(P, y_s, k_head, n_classes=model.n_classes, l2=cfg.l2, steps=cfg.head_steps)
-    head_g = train_ce_head(G, y_s, k_head, n_classes=model.n_classes, l2=cfg.l2, steps=cfg.head_steps)
+    means = limit_means(fitted, k)
+    G = np.asarray(sample_mixture(k_gmm, means, covs / nu, y_s), np.float64)
+    # negative control: the same heads on a sample of the naive Gaussian, which is not the limit
+    G_naive = np.asarray(sample_mixture(k_naive, means, covs_naive / nu, y_s), np.float64)
+    head_p, head_g, head_n = (
+        train_ce_head(X, y_s, k_head, n_classes=model.n_classes, l2=cfg.l2, steps=cfg.head_steps)
+        for X in (P, G, G_naive)
+    )
     gap_p, gap_g = risk_gap(head_p, P, y_s, G, y_s), risk_gap(head_g, P, y_s, G, y_s)
 
     def objective(head: Any, X: np.ndarray) -> float:
         return float(ce_risk(head, X, y_s)) + 0.5 * cfg.l2 * float(np.sum(np.asarray(head.W) ** 2))
 
     min_gap = abs(objective(head_p, P) - objective(head_g, G))
+    min_gap_naive = abs(objective(head_p, P) - objective(head_n, G_naive))
     min_bound = max(gap_p.lipschitz, gap_g.lipschitz) * gap_p.w1
-    u = limit_means(fitted, k)[0] - limit_means(fitted, k)[1]
+    u = means[0] - means[1]
     u = u / np.linalg.norm(u)
     return {
         "nu": nu,
@@ -106,6 +122,8 @@ def _cell(
         "average_degree": model.average_degree(nu),
         "w1_sliced": w1,
         "w1_sliced_naive": w1_naive,
+        "w1_floor": floor,
+        "w1_floor_naive": floor_naive,
         "cov_error": covariance_error(Z, y, fitted, k),
         "collapse_ratio": empirical_collapse_ratio(U, y, model.n_classes),
         "risk_emb": float(ce_risk(head_p, P, y_s)),
@@ -116,11 +134,12 @@ def _cell(
         "bound_gmm_head": gap_g.bound,
         "min_objective_gap": min_gap,
         "min_objective_bound": min_bound,
+        "min_objective_gap_naive": min_gap_naive,
         "w1_matching": gap_p.w1,
         "projection": U @ u,
         "labels": y,
-        "projection_means": limit_means(fitted, k) @ u,
-        "projection_vars": np.einsum("i,cij,j->c", u, limit_covs(fitted, k) / nu, u),
+        "projection_means": means @ u,
+        "projection_vars": np.einsum("i,cij,j->c", u, covs / nu, u),
     }
 
 
@@ -129,8 +148,10 @@ def clt_grid(model: CSBM, key: Array, cfg: GridConfig, *, ks: Sequence[int] | No
     sparse products, and per :math:`(\nu, k)` the metrics of :func:`_cell`.
 
     Returns:
-        One dict per :math:`(\nu, k)` with ``w1_sliced``, ``w1_sliced_naive``, ``cov_error``, ``collapse_ratio``,
-        the cross-entropy risks, gaps and bounds, and the projection on the class-mean direction (for plots).
+        One dict per :math:`(\nu, k)` with ``w1_sliced``, ``w1_sliced_naive``, ``w1_floor`` and
+        ``w1_floor_naive`` (the same two distances for a sample of the limit mixture itself: the readout's floor),
+        ``cov_error``, ``collapse_ratio``, the cross-entropy risks, gaps and bounds, ``min_objective_gap_naive``
+        (heads on the naive Gaussian instead of the limit), and the projection on the class-mean direction.
     """
     if not isinstance(model, CSBM):
         raise TypeError(f"model must be a CSBM, got {type(model).__name__}")

@@ -113,11 +113,17 @@ def uncentered_covs(model: CSBM, k: int, nu: Any) -> Any:
     r"""Covariances :math:`\Gamma^{(k)}_c/\nu` of the uncentred, :math:`\nu^k`-normalised embeddings
     :math:`A^k X/\nu^k`.
 
+    Args:
+        model: the CSBM.
+        k: number of hops, ``>= 1``.
+        nu: degree scale :math:`\nu > 0` (a float, or a JAX scalar).
+
     Returns:
-        ``(K, d, d)`` float64 array.
+        ``(K, d, d)`` float64 array (JAX for a traced model or ``nu``).
 
     Raises:
-        ValueError: if ``k < 1`` or ``nu <= 0``.
+        TypeError: if ``model`` is not a CSBM.
+        ValueError: if ``k < 1`` or ``nu`` is not finite and ``> 0``.
     """
     return limit_covs(model, k) / check_positive(nu, "nu")
 
@@ -126,8 +132,16 @@ def naive_covs(model: CSBM, k: int) -> Any:
     r"""Baseline that ignores graph randomness: the feature-noise-only covariance
     :math:`\sum_{c'} Q_{cc'}\Sigma` (what fixed neighbour counts would give), on the :math:`Z` scale.
 
+    Args:
+        model: the CSBM.
+        k: number of hops, ``>= 1`` (checked only; the baseline does not depend on it).
+
     Returns:
         ``(K, d, d)`` float64 array (the same for every ``k >= 1``).
+
+    Raises:
+        TypeError: if ``model`` is not a CSBM.
+        ValueError: if ``k < 1``.
     """
     model = _model(model)
     check_int(k, "k", minimum=1)
@@ -204,8 +218,18 @@ def covariance_error(Z: Any, y: Any, model: CSBM, k: int) -> Any:
     r"""Relative covariance error :math:`\max_c \max|\widehat{\mathrm{Cov}}(Z \mid c) - \Gamma^{(k)}_c| /
     \max_c \max|\Gamma^{(k)}_c|`.
 
+    Args:
+        Z: ``(n, d)`` centred, scaled embeddings (:func:`scaled_centered`).
+        y: ``(n,)`` integer labels in ``[0, K)``, at least 2 per class.
+        model: the CSBM whose :math:`\Gamma^{(k)}` is the reference.
+        k: number of hops, ``>= 1``.
+
     Returns:
-        A non-negative float (a JAX scalar for JAX input).
+        A non-negative float (a JAX scalar for JAX input); unitless.
+
+    Raises:
+        TypeError: if ``model`` is not a CSBM or ``y`` is not integer.
+        ValueError: on shape mismatches, NaN/inf, labels out of range or ``k < 1``.
     """
     model = _model(model)
     gamma = limit_covs(model, k)

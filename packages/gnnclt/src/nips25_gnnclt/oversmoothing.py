@@ -19,6 +19,12 @@ __all__ = ["collapse_ratio", "eigenvalue_ratio", "empirical_collapse_ratio", "si
 def singular_value_ratio(means: Any) -> Any:
     r""":math:`\sigma_2/\sigma_1` of a ``(K, d)`` class-mean matrix (0 means collapsed onto a line).
 
+    Args:
+        means: ``(K, d)`` real matrix, ``K, d >= 2``.
+
+    Returns:
+        The ratio in ``[0, 1]``: a float for host input, a JAX scalar for JAX input.
+
     Raises:
         ValueError: if ``min(K, d) < 2``, the matrix is zero, or holds NaN/inf (values checked when concrete;
             a traced zero matrix gives NaN).
@@ -60,6 +66,12 @@ def eigenvalue_ratio(model: CSBM) -> Any:
     :math:`Q` is similar to the symmetric :math:`\mathrm{diag}(\pi)^{1/2} B\,\mathrm{diag}(\pi)^{1/2}`, so its
     eigenvalues are real.
 
+    Args:
+        model: the CSBM (``K >= 2``).
+
+    Returns:
+        The ratio in ``[0, 1]``, the predicted per-hop collapse factor of :func:`collapse_ratio`.
+
     Raises:
         TypeError: if ``model`` is not a CSBM.
         ValueError: if ``K < 2``.
@@ -76,6 +88,19 @@ def eigenvalue_ratio(model: CSBM) -> Any:
 
 
 def empirical_collapse_ratio(H: Any, y: Any, n_classes: int) -> Any:
-    r""":math:`\sigma_2/\sigma_1` of the empirical class means of the embeddings ``H`` (``(n, d)``)."""
+    r""":math:`\sigma_2/\sigma_1` of the empirical class means of the embeddings ``H``, to compare with
+    :func:`collapse_ratio` (any scale of ``H``: the ratio is scale-free).
+
+    Args:
+        H: ``(n, d)`` embeddings, e.g. :math:`A^k X`, ``d >= 2``.
+        y: ``(n,)`` integer labels in ``[0, K)``, at least 2 per class.
+        n_classes: ``K >= 2``.
+
+    Returns:
+        The ratio in ``[0, 1]`` (a float for host input, a JAX scalar for JAX input).
+
+    Raises:
+        ValueError: on shape mismatches, NaN/inf, labels out of range, or fewer than 2 classes or columns.
+    """
     means, _ = class_moments(H, y, n_classes)
     return singular_value_ratio(means)
