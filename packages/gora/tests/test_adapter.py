@@ -192,3 +192,17 @@ def test_a_non_main_rank_writes_nothing(make_bert, make_batches, tmp_path, monke
     assert (tmp_path / "adapter" / "rank.json").is_file()
     assert _figure(results, peft_model.gora_init, tmp_path) == "gora_loss_and_ranks.png"
     assert (tmp_path / "gora_loss_and_ranks.png").is_file()
+
+
+def test_readme_quickstart_prints_the_ranks_the_readme_shows():
+    """The README's quickstart, verbatim in its seeding: the ranks it prints (issue #36, item 5)."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(BertConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=2))
+    batches = [{"input_ids": torch.randint(0, 1000, (8, 16)), "labels": torch.randint(0, 2, (8,))} for _ in range(4)]
+    config = GoraConfig(target_modules=("query", "value"), r_ref=8, n_steps=4, modules_to_save=("classifier",))
+    ranks = apply_gora(model, batches, config).gora_init.ranks
+    layer = "bert.encoder.layer.{}.attention.self.{}"
+    assert ranks == {layer.format(0, "query"): 4, layer.format(0, "value"): 16, layer.format(1, "query"): 4,
+                     layer.format(1, "value"): 15}  # fmt: skip

@@ -17,6 +17,8 @@ def test_reproduce_tiny_digits_transfer_computes_every_claim_and_the_controls(tm
         "init-is-descent-held-out-xi",
         "init-is-descent-1-over-L",
         "init-is-descent-1-over-L-normalised",
+        "shift-init-is-descent-1-over-L",
+        "shift-init-is-descent-1-over-L-normalised",
     }
     measured = {c.id: c.measured for c in report.claims}
     assert measured["gora-beats-lora"]["n_seeds"] == 2
@@ -37,7 +39,10 @@ def test_reproduce_tiny_digits_transfer_computes_every_claim_and_the_controls(tm
     assert one["held_out_xi"]["gora_drop"]["grad"] == held["loss_drop"][1]
     assert one["one_over_l"]["gora_drop"]["grad"] == measured["init-is-descent-1-over-L"]["gora"]["per_seed"][1]
     # xi = 1/L: the full-rank control equals the SGD step; the normalised drop is the raw drop / (||G||^2 / 2L)
-    for cid in ("init-is-descent-1-over-L", "init-is-descent-1-over-L-normalised"):
+    shift = measured["shift-init-is-descent-1-over-L"]["gora"]["per_seed"][1]
+    assert one["shift_one_over_l"]["gora_drop"]["grad"] == shift
+    for cid in ("init-is-descent-1-over-L", "init-is-descent-1-over-L-normalised", "shift-init-is-descent-1-over-L",
+                "shift-init-is-descent-1-over-L-normalised"):  # fmt: skip
         m = measured[cid]
         assert max(m["control_full_rank_minus_sgd"]) < 1e-5 and m["n_seeds"] == 2
         assert all(x == pytest.approx(1 / big_l) for x, big_l in zip(m["xi"], m["L"]))

@@ -16,10 +16,26 @@ import torch
 from torch import nn
 from transformers.modeling_outputs import SequenceClassifierOutput
 
-__all__ = ["DIGITS_TARGETS", "DigitsNet", "DigitsTransfer", "linear_probe", "load_digits_transfer", "pretrain"]
+__all__ = [
+    "DIGITS_TARGETS",
+    "SHIFTS",
+    "DigitsNet",
+    "DigitsTransfer",
+    "linear_probe",
+    "load_digits_shift",
+    "load_digits_transfer",
+    "pretrain",
+    "shift_pixels",
+]
 
 #: The hidden layers GoRA and the LoRA family adapt (4 matrices: 128x64 and three 128x128).
 DIGITS_TARGETS: tuple[str, ...] = ("fc1", "fc2", "fc3", "fc4")
+
+
+#: The fixed domain shifts of :func:`shift_pixels` (README, 0.2.5: the shifted-domain task).
+SHIFTS: tuple[str, ...] = ("invert", "hflip", "vflip", "translate")
+#: Pixels moved right by the ``translate`` shift (zero fill on the left).
+TRANSLATE_PIXELS = 2
 
 
 class DigitsNet(nn.Module):
@@ -71,6 +87,105 @@ class DigitsTransfer:
     test: dict[str, torch.Tensor]
 
 
+def shift_pixels(pixels: torch.Tensor, kind: str) -> torch.Tensor:
+    """Apply the fixed domain shift ``kind`` to flattened 8x8 images.
+
+    ``invert``: ``1 - x``; ``hflip`` / ``vflip``: mirror left-right / top-bottom; ``translate``: move every image
+    :data:`TRANSLATE_PIXELS` columns to the right, zero fill on the left (the rightmost columns drop out).
+
+    Args:
+        pixels: ``(n, 64)`` float, row-major 8x8 images with values in [0, 1].
+        kind: one of :data:`SHIFTS`.
+
+    Returns:
+        ``(n, 64)`` float tensor, a new tensor (``pixels`` is not modified).
+
+    Raises:
+        ValueError: if ``kind`` is not in :data:`SHIFTS` or ``pixels`` is not ``(n, 64)``.
+
+    Example:
+        >>> shift_pixels(torch.zeros(1, 64), "invert").min().item()
+        1.0
+    """
+    if kind not in SHIFTS:
+        raise ValueError(f"kind must be one of {SHIFTS}, got {kind!r}")
+    if pixels.ndim != 2 or pixels.shape[1] != 64:
+        raise ValueError(f"pixels must have shape (n, 64), got {tuple(pixels.shape)}")
+    if kind == "invert":
+        return 1.0 - pixels
+    images = pixels.reshape(-1, 8, 8)
+    if kind == "hflip":
+        return images.flip(-1).reshape(-1, 64)
+    if kind == "vflip":
+        return images.flip(-2).reshape(-1, 64)
+    moved = torch.zeros_like(images)
+    moved[:, :, TRANSLATE_PIXELS:] = images[:, :, :-TRANSLATE_PIXELS]
+    return moved.reshape(-1, 64)
+
+
+def _digits() -> tuple[torch.Tensor, torch.Tensor]:
+    try:
+        from sklearn.datasets import load_digits
+    except ModuleNotFoundError as err:  # pragma: no cover - the data extra holds it
+        raise ModuleNotFoundError("digits-transfer needs scikit-learn: pip install 'nips25-gora[data]'") from err
+    bunch = load_digits()
+    return torch.tensor(bunch.data, dtype=torch.float32) / 16.0, torch.tensor(bunch.target, dtype=torch.int64)
+
+
+def _split(x: torch.Tensor, y: torch.Tensor, digits: range, *, shots: int, n_val: int, seed: int,
+           source: dict[str, torch.Tensor]) -> DigitsTransfer:  # fmt: skip
+    """``shots`` / ``n_val`` / the rest per digit of ``digits`` (labels ``digit - digits.start``), seeded draw."""
+    if shots < 1 or n_val < 1:
+        raise ValueError(f"shots and n_val must be >= 1, got shots={shots}, n_val={n_val}")
+    gen = torch.Generator().manual_seed(seed)
+    parts: dict[str, list[torch.Tensor]] = {"train": [], "val": [], "test": []}
+    for digit in digits:
+        idx = torch.nonzero(y == digit).flatten()
+        idx = idx[torch.randperm(len(idx), generator=gen)]
+        if len(idx) <= shots + n_val:
+            raise ValueError(f"shots + n_val = {shots + n_val} leaves no test image of digit {digit} ({len(idx)})")
+        parts["train"].append(idx[:shots])
+        parts["val"].append(idx[shots : shots + n_val])
+        parts["test"].append(idx[shots + n_val :])
+    return DigitsTransfer(
+        source=source,
+        **{k: {"pixels": x[torch.cat(v)], "labels": y[torch.cat(v)] - digits.start} for k, v in parts.items()},
+    )
+
+
+def load_digits_shift(*, kind: str, shots: int, n_val: int = 20, seed: int = 0) -> DigitsTransfer:
+    """The shifted-domain task: pretrain on digits 0-4 as they are, adapt to the same digits under ``kind``.
+
+    ``source`` is every image of digits 0-4 unshifted (the same tensor as :func:`load_digits_transfer`'s, so a
+    seed's pretraining is shared); ``train`` / ``val`` / ``test`` hold ``shots`` / ``n_val`` / the rest of the
+    images of each digit 0-4, shifted by :func:`shift_pixels`, labels = the digit (the pretrained head's classes).
+    The unshifted originals of the target images are in the pretraining set: the task is the shift, not new
+    images.
+
+    Args:
+        kind: one of :data:`SHIFTS`.
+        shots: training images per class (few-shot), ``>= 1``.
+        n_val: validation images per class, ``>= 1``.
+        seed: seed of the draw of the target splits.
+
+    Returns:
+        A :class:`DigitsTransfer`.
+
+    Raises:
+        ValueError: if ``kind`` is unknown, or ``shots`` / ``n_val`` is < 1 or leaves no test image.
+    """
+    if kind not in SHIFTS:
+        raise ValueError(f"kind must be one of {SHIFTS}, got {kind!r}")
+    x, y = _digits()
+    return _split(shift_pixels(x, kind), y, range(5), shots=shots, n_val=n_val, seed=seed, source=_source(x, y))
+
+
+def _source(x: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Every image of digits 0-4, unshifted: the pretraining set of both tasks."""
+    idx = torch.nonzero(y < 5).flatten()
+    return {"pixels": x[idx], "labels": y[idx]}
+
+
 def load_digits_transfer(*, shots: int, n_val: int = 20, seed: int = 0) -> DigitsTransfer:
     """Split scikit-learn's digits: all of 0-4 for pretraining; 5-9 into ``shots`` and ``n_val`` per class + test.
 
@@ -86,34 +201,8 @@ def load_digits_transfer(*, shots: int, n_val: int = 20, seed: int = 0) -> Digit
         ValueError: if ``shots`` or ``n_val`` is < 1 or leaves no test image.
         ModuleNotFoundError: if scikit-learn is not installed (``pip install 'nips25-gora[data]'``).
     """
-    try:
-        from sklearn.datasets import load_digits
-    except ModuleNotFoundError as err:  # pragma: no cover - the data extra holds it
-        raise ModuleNotFoundError("digits-transfer needs scikit-learn: pip install 'nips25-gora[data]'") from err
-    if shots < 1 or n_val < 1:
-        raise ValueError(f"shots and n_val must be >= 1, got shots={shots}, n_val={n_val}")
-    bunch = load_digits()
-    x = torch.tensor(bunch.data, dtype=torch.float32) / 16.0
-    y = torch.tensor(bunch.target, dtype=torch.int64)
-    source = y < 5
-    gen = torch.Generator().manual_seed(seed)
-    parts: dict[str, list[torch.Tensor]] = {"train": [], "val": [], "test": []}
-    for digit in range(5, 10):
-        idx = torch.nonzero(y == digit).flatten()
-        idx = idx[torch.randperm(len(idx), generator=gen)]
-        if len(idx) <= shots + n_val:
-            raise ValueError(f"shots + n_val = {shots + n_val} leaves no test image of digit {digit} ({len(idx)})")
-        parts["train"].append(idx[:shots])
-        parts["val"].append(idx[shots : shots + n_val])
-        parts["test"].append(idx[shots + n_val :])
-
-    def take(index: torch.Tensor, offset: int) -> dict[str, torch.Tensor]:
-        return {"pixels": x[index], "labels": y[index] - offset}
-
-    return DigitsTransfer(
-        source=take(torch.nonzero(source).flatten(), 0),
-        **{k: take(torch.cat(v), 5) for k, v in parts.items()},
-    )
+    x, y = _digits()
+    return _split(x, y, range(5, 10), shots=shots, n_val=n_val, seed=seed, source=_source(x, y))
 
 
 def _fit(params: list[nn.Parameter], loss_fn: Callable[[], torch.Tensor], *, steps: int, lr: float) -> None:

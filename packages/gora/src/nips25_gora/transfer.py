@@ -24,7 +24,15 @@ import torch
 from nips25_gora.adapter import GoraInit, apply_gora
 from nips25_gora.baselines import build_method
 from nips25_gora.config import GoraConfig
-from nips25_gora.digits import DIGITS_TARGETS, DigitsNet, linear_probe, load_digits_transfer, pretrain
+from nips25_gora.digits import (
+    DIGITS_TARGETS,
+    DigitsNet,
+    DigitsTransfer,
+    linear_probe,
+    load_digits_shift,
+    load_digits_transfer,
+    pretrain,
+)
 from nips25_gora.training import TrainConfig, evaluate_accuracy, make_loader, mean_loss, train
 from nips25_shared import Claim, Report, get_logger, seed_everything
 
@@ -44,6 +52,9 @@ XI_GRID: tuple[float, ...] = tuple(XI_OFFICIAL * 2.0**-k for k in range(8))
 CURVATURE_MAX_ITER = 100
 CURVATURE_RTOL = 1e-4
 CURVATURE_SEED_OFFSET = 20_000
+#: The digits-shift task's domain shift (README 0.2.5), picked by the pilot's pre-stated rule
+#: (``benchmarks/pilot_digits_shift.py``), not by any GoRA outcome.
+DIGITS_SHIFT = "translate"
 #: SD of GoRA's per-seed accuracy change from float summation order alone (one vs two torch threads, 0.2.1).
 SUMMATION_ORDER_SD = 0.033
 
@@ -52,18 +63,22 @@ def _se(values: list[float]) -> float:
     return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("nan")
 
 
-def _prepared(seed: int, shots: int) -> tuple[Any, DigitsNet]:
+def _prepared(seed: int, shots: int) -> tuple[Any, DigitsNet, DigitsNet]:
+    """The seed's split, its probed net and (a separate copy) its pretrained net with the digits-0-4 head."""
     seed_everything(seed)
     data = load_digits_transfer(shots=shots, seed=seed)
-    net = linear_probe(pretrain(data.source, seed=seed), data.train, seed=seed)
-    return data, net
+    pretrained = pretrain(data.source, seed=seed)
+    net = linear_probe(copy.deepcopy(pretrained), data.train, seed=seed)
+    return data, net, pretrained
 
 
 def _cached_prepare(cache: dict[Any, Any], seed: int, shots: int) -> None:
-    """Pretrain + probe ``seed`` once; its wall time adds to ``cache["prepare_seconds"]``."""
+    """Pretrain + probe ``seed`` once (``cache[seed]``: split, probed net; ``cache["pretrained", seed]``: the
+    pretrained net with its own head); its wall time adds to ``cache["prepare_seconds"]``."""
     if seed not in cache:
         t0 = time.perf_counter()
-        cache[seed] = _prepared(seed, shots)
+        data, net, pretrained = _prepared(seed, shots)
+        cache[seed], cache["pretrained", seed] = (data, net), pretrained
         cache["prepare_seconds"] = cache.get("prepare_seconds", 0.0) + time.perf_counter() - t0
 
 
@@ -240,6 +255,20 @@ def hessian_spectral_norm(
 def _one_over_l(seed: int, p: Any, cache: dict[Any, Any]) -> dict[str, Any]:
     """``init-is-descent-1-over-L`` for one seed: GoRA, full-rank GoRA and the SGD step at xi = 1/L (README 0.2.3)."""
     data, probed = cache[seed]
+    return _one_over_l_at(data, probed, seed, p)
+
+
+def _shift_one_over_l(seed: int, p: Any, cache: dict[Any, Any]) -> dict[str, Any]:
+    """``shift-init-is-descent-1-over-L`` for one seed: the seed's pretrained net, its own head, on digits 0-4
+    under :data:`DIGITS_SHIFT` (README 0.2.5)."""
+    data = load_digits_shift(kind=DIGITS_SHIFT, shots=p.shots, seed=seed)
+    net = copy.deepcopy(cache["pretrained", seed])
+    head_accuracy = {"head_test_accuracy": evaluate_accuracy(net, data.test)}
+    return _one_over_l_at(data, net, seed, p) | head_accuracy
+
+
+def _one_over_l_at(data: DigitsTransfer, probed: DigitsNet, seed: int, p: Any) -> dict[str, Any]:
+    """GoRA, full-rank GoRA and the SGD step at xi = 1/L from ``probed`` on ``data``'s gradient batches."""
     batches = _grad_batches(data, p, seed)
     splits: dict[str, list[Any]] = {"grad": batches, "val": [data.val], "test": [data.test]}
     base = {k: mean_loss(probed, b) for k, b in splits.items()}
@@ -266,8 +295,13 @@ def _one_over_l(seed: int, p: Any, cache: dict[Any, Any]) -> dict[str, Any]:
     }
 
 
-def _descent_claims(rows: list[dict[str, Any]], p: Any) -> list[Claim]:
-    """The two xi = 1/L claims (raw and normalised drop), each with the SGD step as its positive control."""
+def _descent_claims(rows: list[dict[str, Any]], p: Any, *, prefix: str = "", task: str = "",
+                    head: str = "head from a linear probe") -> list[Claim]:  # fmt: skip
+    """The two xi = 1/L claims (raw and normalised drop), each with the SGD step as its positive control.
+
+    ``prefix`` / ``task`` name the task in the claim ids and statements (digits-transfer: empty; README 0.2.5:
+    ``"shift-"``), ``head`` says where the head came from in the scale note.
+    """
 
     def passes(values: list[float]) -> bool:
         return bool(all(v > 0 for v in values) and len(values) > 1
@@ -288,12 +322,14 @@ def _descent_claims(rows: list[dict[str, Any]], p: Any) -> list[Claim]:
               "sgd_val_drop": [r["sgd_drop"]["val"] for r in rows],
               "sgd_test_drop": [r["sgd_drop"]["test"] for r in rows],
               "rank_over_in_seed0": rows[0]["rank_over_in"], "n_seeds": len(rows)}  # fmt: skip
+    if "head_test_accuracy" in rows[0]:
+        common["head_test_accuracy"] = [r["head_test_accuracy"] for r in rows]
     claims = []
     raw = ([r["gora_drop"]["grad"] for r in rows], [r["sgd_drop"]["grad"] for r in rows])
     norm = tuple([d / r["guaranteed_drop"] for d, r in zip(values, rows)] for values in raw)
     for cid, what, (gora, sgd) in (
-        ("init-is-descent-1-over-L", "loss drop", raw),
-        ("init-is-descent-1-over-L-normalised", "loss drop / (||G||^2 / 2L)", norm),
+        (f"{prefix}init-is-descent-1-over-L", "loss drop", raw),
+        (f"{prefix}init-is-descent-1-over-L-normalised", "loss drop / (||G||^2 / 2L)", norm),
     ):
         control = passes(sgd) and max(full_gaps) < 1e-5
         held = passes(gora)
@@ -301,7 +337,8 @@ def _descent_claims(rows: list[dict[str, Any]], p: Any) -> list[Claim]:
                    else "cannot answer: the SGD-step control fails the same criterion")  # fmt: skip
         claims.append(Claim(
             id=cid,
-            statement=f"At xi = 1/L (L: the Hessian's spectral norm on the gradient batches) GoRA's initialisation "
+            statement=f"{task}At xi = 1/L (L: the Hessian's spectral norm on the gradient batches) GoRA's "
+            "initialisation "
             f"lowers the loss ({what}), well above seed spread.",
             paper=None,
             measured={"verdict": verdict, "gora": summary(gora), "control_sgd_step": summary(sgd),
@@ -311,7 +348,7 @@ def _descent_claims(rows: list[dict[str, Any]], p: Any) -> list[Claim]:
             holds=bool(held and control),
             scale_note=f"L by power iteration (<= {CURVATURE_MAX_ITER} Hessian-vector products, rtol "
             f"{CURVATURE_RTOL}) on the {p.grad_batches} gradient batches of {p.grad_batch_size}; targets fc1-fc4; "
-            "head from a linear probe.",
+            f"{head}.",
         ))  # fmt: skip
     return claims
 
@@ -326,7 +363,8 @@ def _test_seed(s: int, p: Any, chosen: dict[str, float]) -> dict[str, Any]:
     control_seconds = time.perf_counter() - t0
     return {"runs": runs, "probe": evaluate_accuracy(probed, data.test), "probe_correct": _correct(probed, data.test),
             "control": control, "control_seconds": control_seconds, "held_out_xi": _held_out_xi(s, p, cache),
-            "one_over_l": _one_over_l(s, p, cache), "prepare_seconds": cache["prepare_seconds"]}  # fmt: skip
+            "one_over_l": _one_over_l(s, p, cache), "shift_one_over_l": _shift_one_over_l(s, p, cache),
+            "prepare_seconds": cache["prepare_seconds"]}  # fmt: skip
 
 
 def _one_thread() -> None:
@@ -500,6 +538,9 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
         f"split); N = {p.grad_batches} batches of {p.grad_batch_size}; head from a linear probe.",
     ))  # fmt: skip
     claims.extend(_descent_claims([r["one_over_l"] for r in per_seed], p))
+    claims.extend(_descent_claims([r["shift_one_over_l"] for r in per_seed], p, prefix="shift-",
+                                  task=f"digits-shift ({DIGITS_SHIFT} digits 0-4, pretrained head reused): ",
+                                  head=f"pretrained digits-0-4 head reused; target: {DIGITS_SHIFT} 0-4"))  # fmt: skip
     infos: list[GoraInit] = [r["gora_init"] for r in rows]
     ratios = [i.realised / i.budget for i in infos]
     claims.append(Claim(
