@@ -251,6 +251,23 @@ def test_newton_tolerance_is_relative_on_a_large_hard_cubic():
         newton_solve(fun, x0, rtol=0.0, atol=0.0)
 
 
+def test_newton_stops_at_the_rounding_floor_instead_of_stalling():
+    """An unreachable tolerance (rtol 0, atol 1e-300): once f and the decrement stop falling in float64, Newton
+    stops ("no step decreases f") at the optimum instead of taking max_iter steps that leave f unchanged and
+    raising. Regression: 0.2.3 counted ``f_new == f`` as an Armijo decrease (``f + 1e-4 eta slope`` rounds to
+    ``f``), which stalled the breast-cancer reference on some CPUs at a decrement of 8.8e-21 (tol 6e-24)."""
+    from nips25_bfgs import hard_cubic
+
+    fun = hard_cubic(50, a=1e3, b=1e3, lam=1e-3, key=jax.random.key(1))
+    x0 = jax.random.normal(jax.random.key(2), (50,))
+    res = newton_solve(fun, x0, rtol=0.0, atol=1e-300, max_iter=100)
+    assert int(res.n_iter) < 100
+    ref = newton_solve(fun, x0)
+    grad = jax.grad(fun)
+    assert float(jnp.linalg.norm(grad(res.x))) <= 1e-9 * float(jnp.linalg.norm(grad(x0)))
+    np.testing.assert_allclose(float(res.f), float(ref.f), rtol=1e-15)
+
+
 def test_newton_raises_when_not_converged():
     """One Newton step from far away on a strongly non-quadratic fun does not reach tol: ValueError naming fun."""
     with pytest.raises(ValueError, match="fun: Newton did not converge"):

@@ -62,10 +62,15 @@ def _newton(fun: Partial, x0: jax.Array, rtol: jax.Array, atol: jax.Array, max_i
 
         one = jnp.ones((), x.dtype)
         eta, f_new, _ = jax.lax.while_loop(bt_cond, bt_body, (one, fun(x + d), jnp.int32(0)))
-        moved = f_new <= f + 1e-4 * eta * slope
-        x_new = jnp.where(moved, x + eta * d, x)
-        f_n, _, d_n, dec_n = newton_step(x_new)
-        return t + 1, x_new, f_n, d_n, dec_n, moved
+        x_try = x + eta * d
+        f_n, _, d_n, dec_n = newton_step(x_try)
+        # A step counts only if it makes progress: Armijo, and f falls in floating point or (f already at its
+        # rounding floor, quadratic phase) the decrement still halves. At the decrement's own rounding floor
+        # neither happens (``f + 1e-4 eta slope`` rounds to ``f``, so Armijo alone accepts ``f_new == f``
+        # forever) and the loop stops: "no step decreases f".
+        moved = (f_new <= f + 1e-4 * eta * slope) & ((f_new < f) | (dec_n < 0.5 * dec))
+        keep = lambda new, old: jnp.where(moved, new, old)  # noqa: E731
+        return t + 1, keep(x_try, x), keep(f_n, f), keep(d_n, d), keep(dec_n, dec), moved
 
     f0, _, d0, dec0 = newton_step(x0)
     t, x, f, _, dec, _ = jax.lax.while_loop(cond, body, (jnp.int32(0), x0, f0, d0, dec0, jnp.asarray(True)))
