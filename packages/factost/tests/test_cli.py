@@ -167,3 +167,11 @@ def test_run_names_the_node_and_row_of_a_bad_file_and_fills_skipped_steps(tmp_pa
     frame.drop(index=[20, 21]).to_csv(gap, index=False)
     panel = read_panel_file(gap)
     assert panel.n_times == 200 and np.isnan(panel.values[20:22]).all() and not np.isnan(panel.values[22]).any()
+
+
+def test_reproduce_rejects_an_unknown_pool(capsys):
+    from nips25_factost.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--pool", "weekly"])
+    assert "--pool" in capsys.readouterr().err

