@@ -150,3 +150,57 @@ def test_an_answer_matching_two_options_raises(examples, tmp_path) -> None:  # t
     pq.write_table(pa.Table.from_pylist([row]), tmp_path / "main.parquet")
     with pytest.raises(ValueError, match="more than one option"):
         load_common_o(tmp_path / "main.parquet")
+
+
+def _write_rows(examples, tmp_path, name, **override):  # type: ignore[no-untyped-def]
+    """The generated fixture in the released layout, with some fields of every row replaced."""
+    path = write_common_o(examples[:3], tmp_path / "src.parquet")
+    rows = [dict(r, **override) for r in pq.read_table(path).to_pylist()]
+    out = tmp_path / name
+    pq.write_table(pa.Table.from_pylist(rows), out)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("count", "match"),
+    [
+        ("many", r"row 0 field 'num_objects_image_1'.*'many'"),
+        (float("nan"), r"row 0 field 'num_objects_image_1'.*nan"),
+        (-1, r"row 0 field 'num_objects_image_1'.*-1"),
+        (2.5, r"row 0 field 'num_objects_image_1'.*2.5"),
+    ],
+)
+def test_bad_object_count_raises_naming_row_and_field(examples, tmp_path, count, match) -> None:  # type: ignore[no-untyped-def]
+    path = _write_rows(examples, tmp_path, "bad.parquet", num_objects_image_1=count)
+    with pytest.raises(ValueError, match=match):
+        load_common_o(path)
+
+
+def test_object_count_as_digit_string_or_integral_float_reads(examples, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for count in ("5", 5.0):
+        back = load_common_o(_write_rows(examples, tmp_path, "ok.parquet", num_objects_image_1=count))
+        assert [ex.meta["n_objects"] for ex in back] == [5, 5, 5]
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [(b"", "not a readable parquet file"), (b"a,b\n1,2\n", "not a readable parquet file")],
+)
+def test_a_file_that_is_not_parquet_raises_naming_it(tmp_path, content, match) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "main.csv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=rf"path: .*main\.csv is {match}"):
+        load_common_o(path)
+
+
+def test_a_parquet_file_with_no_rows_raises(examples, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = write_common_o(examples[:2], tmp_path / "main.parquet")
+    pq.write_table(pq.read_table(path).slice(0, 0), path)
+    with pytest.raises(ValueError, match="holds no questions"):
+        load_common_o(path)
+
+
+def test_binary_predictions_file_raises_naming_it(examples, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = write_common_o(examples[:2], tmp_path / "main.parquet")
+    with pytest.raises(ValueError, match=r"main.parquet is not a UTF-8 JSONL file"):
+        load_predictions(path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -210,7 +211,9 @@ def load_common_o(
 
     Raises:
         FileNotFoundError: if ``path`` does not exist or holds no parquet file for the subset.
-        ValueError: if ``subset`` or ``limit`` is out of range, a mapped column is missing, or a row is malformed.
+        ValueError: if ``subset`` or ``limit`` is out of range, a file is not parquet, the files hold no rows, a
+            mapped column is missing, or a row is malformed (the message names the file, row and field; an object
+            count must be an integer >= 0, never NaN).
     """
     import pyarrow.parquet as pq
 
@@ -234,7 +237,10 @@ def load_common_o(
         raise FileNotFoundError(f"path: no parquet file for subset {subset!r} under {root}")
     examples: list[Example] = []
     for file in files:
-        table = pq.read_table(file)
+        try:
+            table = pq.read_table(file)
+        except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+            raise ValueError(f"path: {file} is not a readable parquet file ({err})") from err
         needed = [cols.image_1, cols.image_2, cols.options, cols.answer]
         missing = [c for c in needed if c not in table.column_names]
         if missing:
@@ -253,20 +259,36 @@ def load_common_o(
                 answer = frozenset({none})  # an empty answer means nothing in common
             else:
                 answer = _answer_indices(raw_answer, options, f"{where} field {cols.answer!r}")
-            n_obj = row.get(cols.n_objects) if cols.n_objects else None
+            n_field = f"{where} field {cols.n_objects!r}"
+            n_obj = _object_count(row.get(cols.n_objects), n_field) if cols.n_objects else None
             uid = row.get(cols.uid) if cols.uid else None
             examples.append(
                 Example(
                     images=(_decode_image(row[cols.image_1], where), _decode_image(row[cols.image_2], where)),
                     options=tuple(options),
                     answer=answer,
-                    meta={"subset": subset, "n_objects": None if n_obj is None else int(n_obj), "file": file.name},
+                    meta={"subset": subset, "n_objects": n_obj, "file": file.name},
                     uid=str(uid) if uid is not None else f"{file.stem}-{r}",
                 )
             )
             if limit is not None and len(examples) >= limit:
                 return examples
+    if not examples:
+        raise ValueError(f"path: {root} holds no questions (its parquet files for subset {subset!r} have 0 rows)")
     return examples
+
+
+def _object_count(value: Any, where: str) -> int | None:
+    """An object count read exactly: ``None`` stays ``None``; an int-valued number or digit string, else raise."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{where}: expected an object count (an integer >= 0), got {value!r}")
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    if isinstance(value, (int, float)) and math.isfinite(value) and float(value).is_integer() and value >= 0:
+        return int(value)
+    raise ValueError(f"{where}: expected an object count (an integer >= 0), got {value!r}")
 
 
 def _encode(image: Image.Image) -> dict[str, Any]:
@@ -349,13 +371,18 @@ def load_predictions(path: str | Path) -> dict[str, str]:
 
     Raises:
         FileNotFoundError: if the file does not exist.
-        ValueError: if a line is not a JSON object with a string ``response`` and an ``id``, or an id repeats.
+        ValueError: if the file is not UTF-8 text, a line is not a JSON object with a string ``response`` and an
+            ``id``, or an id repeats.
     """
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"path: no predictions file {p}")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"path: {p} is not a UTF-8 JSONL file ({err.reason} at byte {err.start})") from err
     out: dict[str, str] = {}
-    for n, line in enumerate(p.read_text().splitlines(), start=1):
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
