@@ -77,6 +77,8 @@ def test_control_clips_move_only_the_target(tokenizer):
     assert np.nonzero(masks[0, -1].any(axis=0))[0].min() - np.nonzero(masks[0, 0].any(axis=0))[0].min() == 63
     with pytest.raises(ValueError, match="speed"):
         make_scene(["cat", "horse"], ["right", "down"], speed=[3.0])
+    again = make_scene(["cat", "horse"], ["right", "down"], n_frames=8, speed=np.array([9.0, 0.0]), seed=1)[1]
+    assert np.array_equal(again, masks)
 
 
 def test_proxy_training_is_deterministic(tokenizer):

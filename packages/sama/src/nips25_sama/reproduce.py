@@ -250,7 +250,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
             c_train = make_proxy_data(p.n_train, tokenizer=tok, seed=s * 1000 + 1, control=True)
             c_test = make_proxy_data(p.n_test, tokenizer=tok, seed=s * 1000 + 2, control=True)
             acc_s["control_spatio_temporal"] = evaluate_proxy(
-                train_proxy("spatio_temporal", c_train, cfg, tc, seed=s), c_test)
+                train_proxy("spatio_temporal", c_train, cfg, tc, seed=s), c_test
+            )
             log.info("seed %d control: %s", s, acc_s["control_spatio_temporal"])
             runs.append({"seed": s, "accuracies": acc_s})
     finally:
@@ -261,9 +262,11 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
 
     acc = {k: {q: float(per_seed(k, q).mean()) for q in ("motion", "identity", "referring")} for k in AGGREGATORS}
     control = paired_test(per_seed("control_spatio_temporal", "motion") - MOTION_CHANCE)
-    scale = (f"CPU proxy, labelled as such: d=64 aggregators, fixed patch encoder, {p.n_seeds} training seeds "
-             f"{seeds} (paired: every arm trains on the same seed's {p.n_train} train / {p.n_test} test two-object "
-             f"clips from scikit-image photos, same initialisation seed), {p.epochs} epochs; not the 1-8B model")
+    scale = (
+        f"CPU proxy, labelled as such: d=64 aggregators, fixed patch encoder, {p.n_seeds} training seeds "
+        f"{seeds} (paired: every arm trains on the same seed's {p.n_train} train / {p.n_test} test two-object "
+        f"clips from scikit-image photos, same initialisation seed), {p.epochs} epochs; not the 1-8B model"
+    )
     crit = f"mean over seeds of the per-seed paired difference > {N_SE:g} SE (SE = sd(ddof=1)/sqrt({p.n_seeds}))"
     motion = paired_test(per_seed("spatio_temporal", "motion") - per_seed("spatial_only", "motion"))
     claims.append(Claim(
@@ -297,7 +300,8 @@ def reproduce(*, profile: str = "quick", seed: int = 0, out_dir: Path) -> Report
         holds=region["holds"],
         scale_note=scale + "; chance is 0.5 for a region-blind model that recognises both objects",
     ))  # fmt: skip
-    vs = {b: paired_test(per_seed("sama", "referring") - per_seed(b, "referring")) for b in ("mean_pool", "spatial_only")}
+    sama_all = per_seed("sama", "referring")
+    vs = {b: paired_test(sama_all - per_seed(b, "referring")) for b in ("mean_pool", "spatial_only")}
     claims.append(Claim(
         id="aggregator-beats-pooling",
         statement="SAMA's prompt-conditioned spatio-temporal aggregator answers region-referring questions better "

@@ -116,7 +116,8 @@ def make_scene(
             raise ValueError(f"motions must be in {MOTIONS}, got {m!r}")
     if background not in BACKGROUNDS:
         raise ValueError(f"background must be in {BACKGROUNDS}, got {background!r}")
-    speeds = [float(speed)] * len(objects) if np.isscalar(speed) else [float(v) for v in speed]  # type: ignore[arg-type]
+    per_object = isinstance(speed, (Sequence, np.ndarray)) and np.ndim(speed) == 1
+    speeds = [float(v) for v in speed] if per_object else [float(speed)] * len(objects)  # type: ignore[union-attr, arg-type]
     if len(speeds) != len(objects):
         raise ValueError(f"speed must be one number or one per object ({len(objects)}), got {len(speeds)}")
     for v in speeds:
