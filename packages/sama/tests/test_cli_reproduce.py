@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from nips25_sama.cli import main
@@ -18,18 +19,66 @@ def test_reproduce_tiny_report_structure(tmp_path):
     ids = [c.id for c in report.claims]
     assert ids == [
         "evaluator-known-answers",
-        "aggregator-beats-pooling",
+        "temporal-readout-control",
+        "temporal-beats-spatial-on-motion",
         "region-injection-helps",
+        "aggregator-beats-pooling",
         "token-budget",
         "tracker-through-evaluator",
     ]
     assert all(isinstance(c.holds, bool) and c.criterion for c in report.claims)
     assert report.claims[0].holds  # exact arithmetic: holds at any scale
-    assert set(report.claims[1].measured) == {"mean_pool", "spatial_only", "spatio_temporal", "sama"}
-    assert report.claims[3].measured["sama"] == 1322
+    claims = {c.id: c for c in report.claims}
+    assert set(claims["aggregator-beats-pooling"].measured) == {"sama_minus_mean_pool", "sama_minus_spatial_only"}
+    assert claims["region-injection-helps"].measured["sama_minus_spatio_temporal_identity"]["n_seeds"] == 2
+    assert claims["token-budget"].measured["sama"] == 1322
+    runs = report.config["runs"]
+    assert [r["seed"] for r in runs] == [0, 1]
+    assert set(runs[0]["accuracies"]) == {"mean_pool", "spatial_only", "spatio_temporal", "sama",
+                                          "control_spatio_temporal"}  # fmt: skip
+    # the motion claim can only hold when the positive control does
+    if not claims["temporal-readout-control"].holds:
+        assert not claims["temporal-beats-spatial-on-motion"].holds
     assert (tmp_path / report.figures[0]).is_file()
     with pytest.raises(ValueError, match="profile"):
         reproduce(profile="huge", out_dir=tmp_path)
+
+
+def test_paired_test_passes_and_fails():
+    """The pre-registered rule: holds iff mean(d) > 2 SE, SE = sd(ddof=1)/sqrt(R)."""
+    from nips25_sama.reproduce import paired_test
+
+    ok = paired_test([0.10, 0.12, 0.08, 0.11, 0.09])  # mean 0.10, sd 0.0158, SE 0.00707: 14 SE
+    assert ok["holds"] and ok["n_seeds"] == 5
+    assert ok["mean"] == pytest.approx(0.10) and ok["se"] == pytest.approx(0.0158114 / 5**0.5, rel=1e-5)
+    noisy = paired_test([0.30, -0.20, 0.25, -0.15, 0.05])  # mean 0.05 > 0, SE 0.1: a positive mean that fails
+    assert noisy["mean"] > 0 and not noisy["holds"]
+    one_se = paired_test([0.0, 0.5])  # mean 0.25 = 1 SE
+    assert one_se["se"] == pytest.approx(0.25) and not one_se["holds"]
+    assert paired_test([0.0, 0.5], n_se=0.5)["holds"]
+    assert not paired_test([-0.1, -0.1, -0.1])["holds"]  # negative mean with SE 0
+    assert paired_test([0.05, 0.05])["holds"]  # positive mean, SE 0
+    with pytest.raises(ValueError, match="diffs"):
+        paired_test([0.1])
+    with pytest.raises(ValueError, match="diffs"):
+        paired_test([0.1, float("nan")])
+
+
+def test_control_clips_move_only_the_target(tokenizer):
+    from nips25_sama.proxy import make_proxy_data
+    from nips25_sama.synthetic import make_scene
+
+    plain = make_proxy_data(3, tokenizer=tokenizer, seed=5)
+    ctrl = make_proxy_data(3, tokenizer=tokenizer, seed=5, control=True)
+    assert [m["target"] for m in plain.meta] == [m["target"] for m in ctrl.meta]
+    assert torch.equal(plain.answers, ctrl.answers) and not torch.equal(plain.tokens, ctrl.tokens)
+    _, masks = make_scene(["cat", "horse"], ["right", "down"], n_frames=8, speed=[9.0, 0.0], seed=1)
+    assert (masks[1, 0] == masks[1, -1]).all()  # still object (horse drawn last, never occluded)
+    assert np.nonzero(masks[0, -1].any(axis=0))[0].min() - np.nonzero(masks[0, 0].any(axis=0))[0].min() == 63
+    with pytest.raises(ValueError, match="speed"):
+        make_scene(["cat", "horse"], ["right", "down"], speed=[3.0])
+    again = make_scene(["cat", "horse"], ["right", "down"], n_frames=8, speed=np.array([9.0, 0.0]), seed=1)[1]
+    assert np.array_equal(again, masks)
 
 
 def test_proxy_training_is_deterministic(tokenizer):

@@ -90,9 +90,21 @@ def proxy_config(*, vis_dim: int, mask_size: int = 16, window: int = 16) -> SAMA
 
 
 def make_proxy_data(
-    n_clips: int, *, tokenizer: Any, n_frames: int = 8, size: int = 128, seed: int = 0, mask_size: int = 16
+    n_clips: int,
+    *,
+    tokenizer: Any,
+    n_frames: int = 8,
+    size: int = 128,
+    seed: int = 0,
+    mask_size: int = 16,
+    control: bool = False,
 ) -> ProxyData:
-    """Two-object clips, encoded, with one motion and one identity question about a random object of each clip."""
+    """Two-object clips, encoded, with one motion and one identity question about a random object of each clip.
+
+    Both objects move at 3 px/frame in different directions. ``control=True`` gives the positive-control variant
+    (the motion made trivially readable): the asked-about object alone moves, at 9 px/frame (3x), the other stays
+    still; the random draws are the same as without it.
+    """
     from nips25_sama.loading import encode_prompts
 
     rng = np.random.default_rng(seed)
@@ -102,17 +114,20 @@ def make_proxy_data(
         objs = [str(o) for o in rng.choice(OBJECTS, size=2, replace=False)]
         motions = [str(m) for m in rng.choice(MOTIONS, size=2, replace=False)]
         bg = str(rng.choice(BACKGROUNDS))
-        frames, masks = make_scene(objs, motions, bg, n_frames=n_frames, size=size, object_size=40, speed=3.0,
-                                   seed=int(rng.integers(1 << 31)))  # fmt: skip
-        tok = torch.from_numpy(encode_frames(frames))
+        scene_seed = int(rng.integers(1 << 31))
         target = int(rng.integers(2))
+        speed: float | list[float] = [9.0 if i == target else 0.0 for i in range(2)] if control else 3.0
+        frames, masks = make_scene(objs, motions, bg, n_frames=n_frames, size=size, object_size=40, speed=speed,
+                                   seed=scene_seed)  # fmt: skip
+        tok = torch.from_numpy(encode_frames(frames))
         v, s = prepare_region_inputs(tok, torch.from_numpy(masks[target : target + 1]), frame_index=0,
                                      mask_size=mask_size)  # fmt: skip
         tokens.append(tok)
         rvis.append(v.expand(2, 1, -1))
         rshape.append(s.expand(2, 1, -1, -1))
         answers.append([MOTIONS.index(motions[target]), len(MOTIONS) + OBJECTS.index(objs[target])])
-        meta.append({"objects": objs, "motions": motions, "background": bg, "target": target, "index": k})
+        meta.append({"objects": objs, "motions": motions, "background": bg, "target": target, "index": k,
+                     "control": control})  # fmt: skip
     return ProxyData(
         tokens=torch.stack(tokens),
         region_visual=torch.stack(rvis),

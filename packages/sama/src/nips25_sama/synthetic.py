@@ -80,7 +80,7 @@ def make_scene(
     n_frames: int = 8,
     size: int = 128,
     object_size: int = 40,
-    speed: float = 3.0,
+    speed: float | Sequence[float] = 3.0,
     seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A clip with several moving objects.
@@ -92,7 +92,7 @@ def make_scene(
         n_frames: ``T``.
         size: frame side in pixels.
         object_size: sprite side in pixels.
-        speed: pixels per frame.
+        speed: pixels per frame, one for all objects or one per object (0 keeps an object still).
         seed: start positions and background tint.
 
     Returns:
@@ -116,17 +116,23 @@ def make_scene(
             raise ValueError(f"motions must be in {MOTIONS}, got {m!r}")
     if background not in BACKGROUNDS:
         raise ValueError(f"background must be in {BACKGROUNDS}, got {background!r}")
-    if not speed >= 0:
-        raise ValueError(f"speed must be >= 0, got {speed}")
-    travel = int(np.ceil(speed * (n_frames - 1)))
-    if object_size + travel > size:
-        raise ValueError(f"object_size + speed*(n_frames-1) = {object_size + travel} exceeds size={size}")
+    per_object = isinstance(speed, (Sequence, np.ndarray)) and np.ndim(speed) == 1
+    speeds = [float(v) for v in speed] if per_object else [float(speed)] * len(objects)  # type: ignore[union-attr, arg-type]
+    if len(speeds) != len(objects):
+        raise ValueError(f"speed must be one number or one per object ({len(objects)}), got {len(speeds)}")
+    for v in speeds:
+        if not v >= 0:
+            raise ValueError(f"speed must be >= 0, got {v}")
+        travel = int(np.ceil(v * (n_frames - 1)))
+        if object_size + travel > size:
+            raise ValueError(f"object_size + speed*(n_frames-1) = {object_size + travel} exceeds size={size}")
     rng = np.random.default_rng(seed)
     tint = tuple(float(x) for x in rng.uniform(0.6, 1.0, 3))
     bg = _background(background, size, tint)  # type: ignore[arg-type]
     frames = np.repeat(bg[None], n_frames, axis=0).copy()
     masks = np.zeros((len(objects), n_frames, size, size), dtype=bool)
-    for k, (obj, motion) in enumerate(zip(objects, motions, strict=True)):
+    for k, (obj, motion, v) in enumerate(zip(objects, motions, speeds, strict=True)):
+        travel = int(np.ceil(v * (n_frames - 1)))
         rgb, sprite_mask = _sprite(obj, object_size)
         dy, dx = _STEP[motion]
         lo_y = travel if dy < 0 else 0
@@ -135,8 +141,8 @@ def make_scene(
         hi_x = size - object_size - (travel if dx > 0 else 0)
         y0, x0 = int(rng.integers(lo_y, hi_y + 1)), int(rng.integers(lo_x, hi_x + 1))
         for t in range(n_frames):
-            y = round(y0 + dy * speed * t)
-            x = round(x0 + dx * speed * t)
+            y = round(y0 + dy * v * t)
+            x = round(x0 + dx * v * t)
             region = frames[t, y : y + object_size, x : x + object_size]
             region[sprite_mask] = rgb[sprite_mask]
             masks[:, t, y : y + object_size, x : x + object_size][:, sprite_mask] = False  # occluded by object k
