@@ -175,3 +175,35 @@ def test_reproduce_rejects_an_unknown_pool(capsys):
     with pytest.raises(SystemExit):
         main(["reproduce", "--pool", "weekly"])
     assert "--pool" in capsys.readouterr().err
+
+
+def test_run_reads_parquet_as_it_reads_csv(tmp_path):
+    """Issue 32 item 5 says CSV *or parquet*: the same panel written both ways reads to the same values, timestamps
+    and node names (a parquet file whose timestamps are its index, as `DataFrame.to_parquet` writes them, too)."""
+    pytest.importorskip("pyarrow")
+    from nips25_factost.cli import read_panel_file
+
+    csv = _csv(tmp_path)
+    frame = pd.read_csv(csv, index_col=0, parse_dates=True)
+    as_column, as_index = tmp_path / "panel.parquet", tmp_path / "indexed.parquet"
+    frame.rename_axis("time").reset_index().to_parquet(as_column)
+    frame.to_parquet(as_index)
+    want = read_panel_file(csv)
+    for path in (as_column, as_index):
+        got = read_panel_file(path)
+        np.testing.assert_array_equal(got.values, want.values)
+        assert list(got.timestamps) == list(want.timestamps) and list(got.node_names) == ["a", "b", "c"]
+
+
+def test_run_names_the_coords_file_node_and_column_of_a_missing_coordinate(tmp_path):
+    """An empty coordinate cell is an error naming the coordinates file, the column and the node (before: the data
+    file and "coords must be finite", which named neither)."""
+    from nips25_factost.cli import read_panel_file
+
+    coords = tmp_path / "coords.csv"
+    table = pd.DataFrame({"node": ["a", "b", "c"], "lat": [1.0, np.nan, 3.0], "lon": [0.5, 0.1, 0.2]})
+    table.to_csv(coords, index=False)
+    with pytest.raises(ValueError) as err:
+        read_panel_file(_csv(tmp_path), coords)
+    msg = str(err.value)
+    assert "coords.csv" in msg and "'lat'" in msg and "'b'" in msg, msg

@@ -82,3 +82,48 @@ def test_daily_pool_budget_is_the_designs_and_the_default_pool_is_unchanged():
     assert POOLS["all"] == {"domains": None, "utp": {}, "profile": {}}
     assert POOLS["daily"]["profile"] == {"utp_steps": 2000, "utp_batch": 64, "per_domain": 1000}
     assert PROFILES["quick"]["seeds_offset"] == (0, 1, 2) and PROFILES["quick"]["fit_steps"] == 150
+
+
+def test_wide_profile_builds_the_stated_widths_and_runs_one_step():
+    """0.2.5's `wide` profile (README "0.2.5: a larger stage 1"): d = 64, 3 layers, FFN 128, 4 heads, the daily
+    pool's six prompts, 4 000 windows per domain, 10 000 stage-1 steps, a 2 000-step control backbone; stage 2 as
+    `quick`. One UTP step changes the backbone; one frozen-mode adaptation step changes the adapter only."""
+    import numpy as np
+    import pandas as pd
+    import torch
+    from nips25_factost import FactoST, FitConfig, STAdapter, STPanel, TemporalBackbone, UTPConfig, utp_pretrain
+    from nips25_factost.datasets import DAILY_WEEKLY_DOMAINS
+    from nips25_factost.reproduce import POOLS, backbone_config
+
+    wide, quick = PROFILES["wide"], PROFILES["quick"]
+    assert wide["pool"] == "daily" and wide["per_domain"] == 4000 and wide["utp_steps"] == 10_000
+    assert wide["control_utp"] == (2000, 3e-3) and wide["utp_batch"] == 64
+    for key in ("fit_steps", "fit_batch", "seeds_offset", "targets", "replay", "eval_windows", "threads"):
+        assert wide[key] == quick[key], key
+    cfg = backbone_config("wide", len(DAILY_WEEKLY_DOMAINS))
+    assert (cfg.d_model, cfg.n_layers, cfg.d_ff, cfg.n_heads, cfg.n_domains) == (64, 3, 128, 4, 6)
+    torch.manual_seed(0)
+    backbone = TemporalBackbone(cfg)
+    layers = backbone.encoder.layers
+    assert len(layers) == 3 and all((la.linear1.in_features, la.linear1.out_features) == (64, 128) for la in layers)
+    utp = UTPConfig(steps=1, batch_size=8, **POOLS["daily"]["utp"])
+    rng = np.random.default_rng(0)
+    windows = rng.normal(size=(16, utp.window)).astype(np.float32)
+    before = [p.detach().clone() for p in backbone.parameters()]
+    losses = utp_pretrain(backbone, windows, rng.integers(0, 6, 16), config=utp, seed=0)
+    assert len(losses) == 1 and np.isfinite(losses[0])
+    assert any(not torch.equal(a, b) for a, b in zip(before, backbone.parameters()))
+    t = np.arange(120)
+    values = 5 + np.sin(2 * np.pi * t / 7)[:, None] + rng.normal(0, 0.1, (120, 3))
+    panel = STPanel(values, pd.date_range("2024-01-01", periods=120, freq="D"))
+    adapter = STAdapter(n_nodes=3, d_model=cfg.d_model, calendar=panel.calendar()[1], n_source_domains=6)
+    frozen = [p.detach().clone() for p in backbone.parameters()]
+    start = [p.detach().clone() for p in adapter.parameters()]
+    FactoST(backbone, adapter, freeze_backbone=True).fit(panel, config=FitConfig(steps=1, batch_size=4), seed=0)
+    assert all(torch.equal(a, b) for a, b in zip(frozen, backbone.parameters()))
+    assert any(not torch.equal(a, b) for a, b in zip(start, adapter.parameters()))
+
+
+def test_wide_profile_runs_on_its_own_pool_only(tmp_path):
+    with pytest.raises(ValueError, match="pool"):
+        reproduce(profile="wide", seed=0, out_dir=tmp_path, pool="all")

@@ -114,7 +114,13 @@ def read_panel_file(path: Path, coords: Path | None = None) -> STPanel:
         for col in c.columns[:2]:
             if not pd.api.types.is_numeric_dtype(c[col]):
                 raise ValueError(f"{coords}: column {col!r} must be numeric")
-        xy = c.loc[list(table.columns)].iloc[:, :2].to_numpy(dtype=np.float64)
+        rows = c.loc[list(table.columns)].iloc[:, :2]
+        for col in rows.columns:
+            bad = np.flatnonzero(~np.isfinite(rows[col].to_numpy(dtype=np.float64)))
+            if bad.size:
+                raise ValueError(f"{coords}: column {col!r} must hold a finite coordinate for every node; node "
+                                 f"{rows.index[bad[0]]!r} has {rows[col].iloc[bad[0]]!r}")  # fmt: skip
+        xy = rows.to_numpy(dtype=np.float64)
     try:
         return STPanel.from_frame(table, coords=xy, name=path.stem)
     except ValueError as err:
@@ -207,13 +213,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      "spatio-temporal foundation models.")  # fmt: skip
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("reproduce", help="run the few-shot headline experiment and write a report")
-    add_common_arguments(rep, slug="factost")
+    add_common_arguments(rep, slug="factost", profiles=("quick", "paper", "wide"))
     rep.add_argument("--wind", type=Path, default=None, help="gstat's data/wind.rda for --profile paper "
                      "(default $NIPS25_FACTOST_WIND or Debian's r-cran-gstat path)")  # fmt: skip
     rep.add_argument("--checkpoint", type=Path, default=None, help="local backbone checkpoint (`nips25-factost "
                      "pretrain`) used instead of pretraining")  # fmt: skip
-    rep.add_argument("--pool", choices=("all", "daily"), default="all", help="stage-1 pool: all (default) or daily "
-                     "(0.2.4: the 30-minute-to-daily domains, one-view unmasked UTP, 2000 steps)")  # fmt: skip
+    rep.add_argument("--pool", choices=("all", "daily"), default=None, help="stage-1 pool: all (the default of every "
+                     "profile but wide) or daily (0.2.4: the 30-minute-to-daily domains, one-view unmasked UTP, 2000 "
+                     "steps; the wide profile's pool)")  # fmt: skip
     pre = sub.add_parser("pretrain", help="Stage 1: pretrain a backbone on the offline pool (needs [data])")
     ada = sub.add_parser("run", aliases=["adapt"], help="Stage 2 on your own panel (CSV/parquet): few-shot fit of "
                          "the adapter, test MAE, forecast of the next H steps")  # fmt: skip

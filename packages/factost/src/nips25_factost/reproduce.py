@@ -45,12 +45,15 @@ from nips25_factost.simulator import simulate_panel
 from nips25_factost.training import FitConfig
 from nips25_shared import Claim, Report, cached, get_logger, seed_everything
 
-__all__ = ["POOLS", "PROFILES", "TITLE", "reproduce"]
+__all__ = ["POOLS", "PROFILES", "TITLE", "backbone_config", "reproduce"]
 
 TITLE = "Learning to Factorize Spatio-Temporal Foundation Models"
 log = get_logger("nips25_factost.reproduce")
 
-#: Profiles: ``tiny`` (tests), ``quick`` (default, ~5 min on 2 cores), ``paper`` (longer, wider).
+#: Profiles: ``tiny`` (tests), ``quick`` (default, ~5 min on 2 cores), ``paper`` (longer, wider), ``wide`` (0.2.5,
+#: pre-registered in the README: the daily/weekly pool with a d = 64, 3-layer, FFN 128 backbone, 4 000 windows per
+#: domain, 10 000 stage-1 steps, a 2 000-step control backbone of the same width; stage 2 exactly as ``quick``; it
+#: runs on the ``daily`` pool only, see :data:`POOLS`).
 #: ``targets``: ``control-sim`` (0.2.2 positive control: held-out simulated panel, backbone pretrained on the simulated
 #: daily domain alone with ``control_utp`` = (steps, learning rate) and ``control_per_domain`` windows), ``control``
 #: (0.2.0 control: the same panel, the full-pool backbone), ``chicago``, ``irish-wind`` (skipped with a note when
@@ -68,6 +71,10 @@ PROFILES: dict[str, dict[str, Any]] = {
                   width=(64, 3, 128), seeds_offset=(0, 1, 2, 3, 4),
                   targets=("control-sim", "control", "chicago", "irish-wind"), replay=1024, eval_windows=None,
                   latency_repeats=30, latency_batch=32, control_utp=(3000, 3e-3), control_per_domain=4000),
+    "wide": dict(pool="daily", threads=1, per_domain=4000, utp_steps=10_000, utp_batch=64, fit_steps=150, fit_batch=8,
+                 width=(64, 3, 128), seeds_offset=(0, 1, 2), targets=("control-sim", "chicago", "irish-wind"),
+                 replay=1024, eval_windows=200, latency_repeats=15, latency_batch=32, control_utp=(2000, 3e-3),
+                 control_per_domain=4000),
 }  # fmt: skip
 #: Stage-1 pools (``reproduce(pool=...)``, ``--pool``): ``all`` (default: every domain, the profile's UTP objective
 #: and budget) and ``daily`` (0.2.4, pre-registered in the README: the domains sampled every 30 min to 1 day, UTP
@@ -94,6 +101,22 @@ OPENCITY_FEWER_PARAMS = 0.462  # "46.2% fewer parameters than OpenCity" (abstrac
 MAX_PARAM_FRACTION = 0.25  # 0.1.0's self-set criterion, kept beside the new one
 MAX_EXPERT_LATENCY_RATIO = 10.0  # FactoST per-batch latency within 10x of STID
 MAX_JOINT_LATENCY_RATIO = 1.0  # FactoST faster than the joint space-time Transformer of equal width
+
+
+def backbone_config(profile: str | dict[str, Any], n_domains: int) -> BackboneConfig:
+    """The stage-1 backbone of a profile (a key of :data:`PROFILES` or its dict): its ``width`` = ``(d_model,
+    n_layers, d_ff)``, 4 attention heads (2 below ``d_model = 32``), ``n_domains`` domain prompts.
+
+    Raises:
+        ValueError: for an unknown profile name.
+    """
+    if isinstance(profile, str):
+        if profile not in PROFILES:
+            raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+        profile = PROFILES[profile]
+    d_model, n_layers, d_ff = profile["width"]
+    return BackboneConfig(d_model=d_model, n_layers=n_layers, d_ff=d_ff, n_heads=4 if d_model >= 32 else 2,
+                          n_domains=n_domains)  # fmt: skip
 
 
 def _is_main() -> bool:
@@ -349,14 +372,15 @@ def reproduce(
     out_dir: Path,
     wind_path: str | Path | None = None,
     checkpoint: str | Path | None = None,
-    pool: str = "all",
+    pool: str | None = None,
 ) -> Report:
     """Run the few-shot experiment and return the claims report.
 
     Args:
         profile: ``"quick"`` (default: 3 seeds, 600 pretraining and 150 adaptation steps, one pretrained backbone),
             ``"paper"`` (d = 64, 3 layers, 3000 / 1000 steps, 5 seeds, a backbone pretrained per seed) or
-            ``"tiny"`` (smoke test).
+            ``"tiny"`` (smoke test) or ``"wide"`` (0.2.5: the ``"daily"`` pool, d = 64, 3 layers, FFN 128, 4 000
+            windows per domain, 10 000 stage-1 steps, a 2 000-step control backbone; stage 2 as ``"quick"``).
         seed: base seed; the profile's seeds are ``seed + offset``.
         out_dir: directory for the figure (written by the main process only).
         wind_path: gstat's ``data/wind.rda``; default ``$NIPS25_FACTOST_WIND`` or
@@ -364,22 +388,30 @@ def reproduce(
             the report says so.
         checkpoint: a local backbone checkpoint (:func:`~nips25_factost.save_pretrained`, ``nips25-factost
             pretrain``) used instead of pretraining; its width replaces the profile's. ``None``: pretrain (cached).
-        pool: the stage-1 pool and objective, a key of :data:`POOLS`: ``"all"`` (default) or ``"daily"`` (0.2.4's
+        pool: the stage-1 pool and objective, a key of :data:`POOLS`: ``"all"`` or ``"daily"`` (0.2.4's
             daily/weekly pool, one-view unmasked UTP, its own budget; README "0.2.4: a daily/weekly pool").
+            ``None`` (default): the profile's pool (``"daily"`` for ``"wide"``, else ``"all"``).
 
     Raises:
         ValueError: for an unknown profile or pool, a ``pool`` other than ``"all"`` with a checkpoint (the
-            checkpoint replaces pretraining), or a checkpoint that is not a FactoST backbone.
+            checkpoint replaces pretraining), a ``pool`` other than the ``"wide"`` profile's, or a checkpoint that
+            is not a FactoST backbone.
         FileNotFoundError: when something the profile needs is missing (the ``[data]`` extra, the wind file, the
             checkpoint); one message lists every missing item.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+    own_pool = PROFILES[profile].get("pool")
+    if pool is None:
+        pool = own_pool or "all"
     if pool not in POOLS:
         raise ValueError(f"pool must be one of {sorted(POOLS)}, got {pool!r}")
+    if own_pool is not None and pool != own_pool:
+        raise ValueError(f"pool: profile {profile!r} is defined on the {own_pool!r} pool, got {pool!r}")
     if pool != "all" and checkpoint is not None:
         raise ValueError(f"pool: {pool!r} sets how to pretrain; a checkpoint replaces pretraining, pass one of them")
-    cfg = PROFILES[profile] | ({} if profile == "tiny" else POOLS[pool]["profile"])
+    # ``tiny`` keeps its smoke budget and a profile with its own pool its own stage-1 budget
+    cfg = PROFILES[profile] | ({} if profile == "tiny" or own_pool is not None else POOLS[pool]["profile"])
     wind = Path(wind_path) if wind_path is not None else Path(os.environ.get("NIPS25_FACTOST_WIND", DEBIAN_WIND_PATH))
     ckpt = None if checkpoint is None else Path(checkpoint)
     missing = _missing_inputs(cfg, wind, ckpt)
@@ -411,9 +443,8 @@ def _reproduce(
         bcfg = load_pretrained(checkpoint)[0].config  # raises ValueError on a file that is not a checkpoint
         d_model, n_layers = bcfg.d_model, bcfg.n_layers
     else:
-        d_model, n_layers, d_ff = cfg["width"]
-        bcfg = BackboneConfig(d_model=d_model, n_layers=n_layers, d_ff=d_ff, n_heads=4 if d_model >= 32 else 2,
-                              n_domains=len(pool_names))  # fmt: skip
+        bcfg = backbone_config(cfg, len(pool_names))
+        d_model, n_layers = bcfg.d_model, bcfg.n_layers
     fit = FitConfig(steps=cfg["fit_steps"], batch_size=cfg["fit_batch"])
     targets = [t for t in cfg["targets"] if t != "irish-wind" or wind.is_file()]
     skipped = [t for t in cfg["targets"] if t not in targets]
@@ -476,7 +507,7 @@ def _reproduce(
     )
     first = runs[real[0]][0] if real else None
     claims: list[Claim] = []
-    scale = (f"{n_seeds} seed(s) (SE over seeds); tiny backbone (d={d_model}, {n_layers} layers) pretrained "
+    scale = (f"{n_seeds} seed(s) (SE over seeds); backbone d={d_model}, {n_layers} layers, FFN {bcfg.d_ff}, pretrained "
              f"{utp.steps} steps" + ("" if cfg.get("pretrain_per_seed") else " once (seed-to-seed variation is the "
              "adaptation's only)") + f" on the {pool!r} pool ({', '.join(pool_names)}; UTP views {utp.freqs}, mask "
              f"{utp.mask_ratio:g}), 2 CPU cores; every "
@@ -575,7 +606,10 @@ def _reproduce(
         ". Pretraining pool: fpp2 elecdemand/calls/elecdaily/hyndsight, sunspot.month, nycflights13 weather, "
         "simulated daily/hourly panels (nips25_factost.simulator)"
         if pool == "all"
-        else f". Pretraining pool {pool!r} (0.2.4): " + ", ".join(pool_names)
+        else f". Pretraining pool {pool!r} (0.2.4"
+        + ("; 0.2.5 wide stage 1" if profile == "wide" else "")
+        + "): "
+        + ", ".join(pool_names)
     )
     return Report(
         package="factost",
