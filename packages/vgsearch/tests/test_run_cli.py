@@ -101,6 +101,20 @@ def test_run_solves_lines_without_answer_and_uses_line_numbers_as_ids(user_files
     assert summary["config"]["g"] is None and summary["config"]["beam_width"] is None  # not used by best_of_n
 
 
+@pytest.mark.parametrize(("flags", "g"), [([], 1), (["--g", "inf"], "inf"), (["--g", "gap"], "gap")])
+def test_run_passes_the_granularity_as_given(user_files, flags, g):
+    """No ``--g`` is vg_search's default g=1; ``inf`` is the full length (``g=None``), not the default; ``gap`` is
+    the GapPolicy (a row's ``g`` is its last round's, ``g_schedule`` every round's: powers of 2 up to 4)."""
+    root = user_files
+    assert main(_args(root, "--n", "8", *flags)) == 0
+    rows = [json.loads(line) for line in (root / "out" / "results.jsonl").read_text().splitlines()]
+    assert json.loads((root / "out" / "summary.json").read_text())["config"]["g"] == g
+    if g == "gap":
+        assert all(r["g"] in (1, 2, 4) and all(x in (1, 2, 4) for x in r["g_schedule"]) for r in rows)
+    else:
+        assert [r["g"] for r in rows] == [g, g]
+
+
 class BoxGenerator:
     """Two plain steps, then (sampled to the end) ``\\boxed{4}``; fixed token counts."""
 

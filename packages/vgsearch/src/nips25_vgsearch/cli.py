@@ -39,13 +39,15 @@ def _writable_dir(path: Path, flag: str, parser: argparse.ArgumentParser) -> Non
         parser.error(f"{flag}: cannot create directory {path} ({err.strerror or err})")
 
 
-def _run_granularity(text: str) -> int | str | None:
+def _run_granularity(text: str) -> int | str:
+    """``--g`` of ``run``: an int >= 1, ``"inf"`` (the full length) or ``"gap"`` (the :class:`GapPolicy`)."""
     if text.lower() == "gap":
         return "gap"
     try:
-        return _granularity(text)
+        g = _granularity(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"g must be an int >= 1, 'inf' or 'gap', got {text!r}") from None
+    return "inf" if g is None else g
 
 
 def _model_dir(path: Path, flag: str, parser: argparse.ArgumentParser) -> None:
@@ -85,7 +87,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     beam_width = 4 if args.beam_width is None else args.beam_width
     if not bon and args.n % beam_width:
         parser.error(f"--n: must be a multiple of --beam-width {beam_width}, got {args.n}")
-    g = 1 if args.g is None else args.g
+    g = 1 if args.g is None else args.g  # None: not given (vg_search's default g=1); "inf": the full length
     if g == "gap" and args.num_iterations is not None:
         parser.error("--num-iterations: not used with --g gap (its rounds follow from --max-steps)")
     if args.no_chat_template and args.system_prompt is not None:
@@ -114,7 +116,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     flops = accountings(gen.n_params, prm.n_params)
     rows = search_problems(
         problems, gen, prm, method=args.method, n=args.n, beam_width=beam_width,
-        g=GapPolicy() if g == "gap" else g, num_iterations=args.num_iterations,  # type: ignore[arg-type]
+        g=GapPolicy() if g == "gap" else (None if g == "inf" else g), num_iterations=args.num_iterations,  # type: ignore[arg-type]
         max_steps=12 if args.max_steps is None else args.max_steps, agg=args.agg,
         filter_duplicates=not args.no_filter_duplicates, seed=args.seed, batch_size=args.batch, flops_models=flops,
     )  # fmt: skip
@@ -122,7 +124,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     summary["config"] = {
         "data": str(args.data), "generator": str(args.generator), "prm": str(args.prm), "prm_mode": args.prm_mode,
         "method": args.method, "n": args.n, "beam_width": None if bon else beam_width,
-        "g": None if bon else ("inf" if g is None else g), "num_iterations": args.num_iterations,
+        "g": None if bon else g, "num_iterations": args.num_iterations,
         "max_steps": None if bon else (12 if args.max_steps is None else args.max_steps), "agg": args.agg,
         "filter_duplicates": None if bon else not args.no_filter_duplicates, "seed": args.seed,
         "batch": args.batch, "dtype": args.dtype, "prompt": "chat template" if gen.chat_template else "plain",
