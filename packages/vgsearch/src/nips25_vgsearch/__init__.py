@@ -14,6 +14,14 @@ from nips25_vgsearch.arith import (
 from nips25_vgsearch.flops import ComputeLedger, FlopsModel
 from nips25_vgsearch.generator import STOP, Generator, Step, StepRequest, path_seed, step_seed
 from nips25_vgsearch.hf import HFPRM, HFGenerator, load_generator, load_prm
+from nips25_vgsearch.math500 import (
+    MathDataError,
+    MathProblem,
+    exact_match,
+    read_math_jsonl,
+    search_problems,
+    summarize_rows,
+)
 from nips25_vgsearch.repair import ArithRepairTask, RepairGenerator, RepairOracle, RepairPRM, load_or_train_repair_pair
 from nips25_vgsearch.search import (
     PAPER,
@@ -49,6 +57,8 @@ __all__ = [
     "GapPolicy",
     "Generator",
     "HFGenerator",
+    "MathDataError",
+    "MathProblem",
     "PaperPreset",
     "RepairGenerator",
     "RepairOracle",
@@ -72,6 +82,7 @@ __all__ = [
     "consecutive_gap_share",
     "difficulty_proxy",
     "dvts",
+    "exact_match",
     "extract_answer",
     "final_answer",
     "load_generator",
@@ -80,8 +91,11 @@ __all__ = [
     "load_prm",
     "pareto_front",
     "path_seed",
+    "read_math_jsonl",
     "run_sweep",
+    "search_problems",
     "step_seed",
+    "summarize_rows",
     "train_tiny_generator",
     "train_tiny_prm",
     "vg_search",

@@ -1,4 +1,5 @@
-"""``nips25-vgsearch``: reproduce the headline experiment, or sweep g and n on a task."""
+"""``nips25-vgsearch``: reproduce the headline experiment, sweep g and n on a task, or ``run`` the search on a
+user's own MATH-500-layout problem file with local Hugging Face models."""
 
 from __future__ import annotations
 
@@ -36,6 +37,116 @@ def _writable_dir(path: Path, flag: str, parser: argparse.ArgumentParser) -> Non
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         parser.error(f"{flag}: cannot create directory {path} ({err.strerror or err})")
+
+
+def _run_granularity(text: str) -> int | str:
+    """``--g`` of ``run``: an int >= 1, ``"inf"`` (the full length) or ``"gap"`` (the :class:`GapPolicy`)."""
+    if text.lower() == "gap":
+        return "gap"
+    try:
+        g = _granularity(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"g must be an int >= 1, 'inf' or 'gap', got {text!r}") from None
+    return "inf" if g is None else g
+
+
+def _model_dir(path: Path, flag: str, parser: argparse.ArgumentParser) -> None:
+    """Exit 2 naming ``flag`` unless ``path`` is a local Hugging Face model directory (nothing is downloaded)."""
+    if not (path / "config.json").is_file():
+        what = "does not exist" if not path.exists() else "has no config.json"
+        parser.error(f"{flag}: {path} is not a local Hugging Face model directory ({what}); nothing is downloaded, "
+                     "give a directory holding config.json, the weights and the tokenizer")  # fmt: skip
+
+
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``run``: the search on every problem of ``--data`` with the models of ``--generator`` and ``--prm``."""
+    import torch
+
+    from nips25_vgsearch.math500 import MathDataError, read_math_jsonl, search_problems, summarize_rows
+    from nips25_vgsearch.reproduce import PAPER_SYSTEM_PROMPT, accountings
+    from nips25_vgsearch.search import GapPolicy
+
+    configure_logging(args.verbose - args.quiet)
+    seed_everything(args.seed)
+    bon, beam = args.method == "best_of_n", args.method == "beam_search"
+    given = {
+        flag: value
+        for flag, value in (
+            ("--beam-width", args.beam_width),
+            ("--g", args.g),
+            ("--num-iterations", args.num_iterations),
+            ("--max-steps", args.max_steps),
+        )
+        if value is not None
+    }
+    if bon and (given or args.no_filter_duplicates):
+        flags = [*given, *(["--no-filter-duplicates"] if args.no_filter_duplicates else [])]
+        parser.error(f"{', '.join(flags)}: not used by --method best_of_n (n independent answers, one verification)")
+    if beam and args.g is not None and args.g != 1:
+        parser.error(f"--g: --method beam_search fixes g=1, got {args.g}; use --method vg_search")
+    beam_width = 4 if args.beam_width is None else args.beam_width
+    if not bon and args.n % beam_width:
+        parser.error(f"--n: must be a multiple of --beam-width {beam_width}, got {args.n}")
+    g = 1 if args.g is None else args.g  # None: not given (vg_search's default g=1); "inf": the full length
+    if g == "gap" and args.num_iterations is not None:
+        parser.error("--num-iterations: not used with --g gap (its rounds follow from --max-steps)")
+    if args.no_chat_template and args.system_prompt is not None:
+        parser.error("--system-prompt: needs the generator's chat template (drop --no-chat-template)")
+    try:
+        problems = read_math_jsonl(args.data, name="--data", require_answer=False)
+    except (FileNotFoundError, MathDataError) as err:
+        parser.error(str(err))
+    _model_dir(args.generator, "--generator", parser)
+    _model_dir(args.prm, "--prm", parser)
+    _writable_dir(args.out, "--out", parser)
+    from nips25_vgsearch.hf import HFGenerator, load_generator, load_prm
+
+    dtype = getattr(torch, args.dtype)
+    try:
+        gen = load_generator(args.generator, dtype=dtype, device=args.device)
+        if getattr(gen.tokenizer, "chat_template", None) and not args.no_chat_template:
+            system = PAPER_SYSTEM_PROMPT if args.system_prompt is None else (args.system_prompt or None)
+            gen = HFGenerator(gen.model, gen.tokenizer, chat_template=True, system_prompt=system)
+    except (OSError, ValueError) as err:
+        parser.error(f"--generator: cannot load {args.generator}: {err}")
+    try:
+        prm = load_prm(args.prm, mode=args.prm_mode, dtype=dtype, device=args.device)
+    except (OSError, ValueError) as err:
+        parser.error(f"--prm: cannot load {args.prm} with --prm-mode {args.prm_mode}: {err}")
+    flops = accountings(gen.n_params, prm.n_params)
+    rows = search_problems(
+        problems, gen, prm, method=args.method, n=args.n, beam_width=beam_width,
+        g=GapPolicy() if g == "gap" else (None if g == "inf" else g), num_iterations=args.num_iterations,  # type: ignore[arg-type]
+        max_steps=12 if args.max_steps is None else args.max_steps, agg=args.agg,
+        filter_duplicates=not args.no_filter_duplicates, seed=args.seed, batch_size=args.batch, flops_models=flops,
+    )  # fmt: skip
+    summary = summarize_rows(rows)
+    summary["config"] = {
+        "data": str(args.data), "generator": str(args.generator), "prm": str(args.prm), "prm_mode": args.prm_mode,
+        "method": args.method, "n": args.n, "beam_width": None if bon else beam_width,
+        "g": None if bon else g, "num_iterations": args.num_iterations,
+        "max_steps": None if bon else (12 if args.max_steps is None else args.max_steps), "agg": args.agg,
+        "filter_duplicates": None if bon else not args.no_filter_duplicates, "seed": args.seed,
+        "batch": args.batch, "dtype": args.dtype, "prompt": "chat template" if gen.chat_template else "plain",
+        "system_prompt": gen.system_prompt, "p_gen": gen.n_params, "p_ver": prm.n_params,
+        "grading": "exact match of the last \\boxed{} of the chosen completion with 'answer' (no normalisation)",
+    }  # fmt: skip
+    try:
+        with open(args.out / "results.jsonl", "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    except OSError as err:
+        parser.error(f"--out: cannot write into {args.out} ({err.strerror or err})")
+    acc = (
+        "no reference answers"
+        if summary["accuracy"] is None
+        else (f"accuracy {summary['accuracy']:.3f} (SE {summary['se']:.3f}) on {summary['graded']} graded")
+    )
+    print(f"vgsearch run: {summary['problems']} problems, {acc}; mean FLOPs/problem "
+          f"{summary['flops_mean']['prefill-reread']:.3e} (prefill re-read), "
+          f"{summary['flops_mean']['prefix-cached']:.3e} (prefix-cached); wrote {args.out / 'results.jsonl'} and "
+          f"{args.out / 'summary.json'}")  # fmt: skip
+    return 0
 
 
 def _sweep(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -103,7 +214,68 @@ def main(argv: Sequence[str] | None = None) -> int:
     swp.add_argument("--seed", type=seed_int, default=0)
     swp.add_argument("-v", "--verbose", action="count", default=0)
     swp.add_argument("-q", "--quiet", action="count", default=0)
+    run = sub.add_parser(
+        "run", help="the search on your own MATH-500-layout JSONL with local Hugging Face models",
+        description="Run VG-Search on every problem of a MATH-500-layout JSONL (fields problem, answer; optional "
+        "solution, subject, level, unique_id; a line without answer is solved, not graded) with a local causal-LM "
+        "directory and a local PRM directory (nothing is downloaded). Writes OUT/results.jsonl (one line per "
+        "problem) and OUT/summary.json (accuracy with its SE, mean FLOPs). Defaults are vg_search's.",
+    )  # fmt: skip
+    run.add_argument("--data", type=Path, required=True, help="MATH-500-layout JSONL, one problem per line")
+    run.add_argument("--generator", type=Path, required=True, help="local causal-LM directory (config.json, ...)")
+    run.add_argument("--prm", type=Path, required=True, help="local PRM directory (config.json, ...)")
+    run.add_argument(
+        "--prm-mode",
+        choices=("value_head", "token_prob"),
+        default="value_head",
+        help="value_head: one-label token classifier (Skywork); token_prob: causal LM (Math-Shepherd)",
+    )
+    run.add_argument(
+        "--out",
+        type=Path,
+        default=Path("reports") / "vgsearch-run",
+        help="output directory (default reports/vgsearch-run)",
+    )
+    run.add_argument(
+        "--method",
+        choices=("vg_search", "beam_search", "best_of_n", "dvts"),
+        default="vg_search",
+        help="search strategy (default vg_search)",
+    )
+    run.add_argument("--n", type=positive_int, default=4, help="candidates per round n (the budget; default 4)")
+    run.add_argument("--beam-width", type=positive_int, default=None, help="children per kept beam B2 (default 4)")
+    run.add_argument(
+        "--g",
+        type=_run_granularity,
+        default=None,
+        help="verification granularity: an int >= 1, 'inf' (full length) or 'gap' (GapPolicy); default 1",
+    )
+    run.add_argument(
+        "--num-iterations",
+        type=positive_int,
+        default=None,
+        help="verification rounds (default: derived from --max-steps; the paper: 12/6/4/3 for g=1..4)",
+    )
+    run.add_argument("--max-steps", type=positive_int, default=None, help="depth before the last round (default 12)")
+    run.add_argument("--agg", choices=("last", "min", "prod"), default="last", help="PRM score aggregation")
+    run.add_argument("--no-filter-duplicates", action="store_true", help="keep beams with identical text")
+    run.add_argument("--batch", type=positive_int, default=4, help="problems per search call (default 4)")
+    run.add_argument(
+        "--system-prompt",
+        default=None,
+        help="system message for a chat-template generator ('' for none; default the package's)",
+    )
+    run.add_argument(
+        "--no-chat-template", action="store_true", help="plain prompt even if the tokenizer has a chat template"
+    )
+    run.add_argument("--dtype", choices=("bfloat16", "float16", "float32"), default="bfloat16")
+    run.add_argument("--device", default=None, help="e.g. cpu, cuda:0 (default: the first GPU if any, else cpu)")
+    run.add_argument("--seed", type=seed_int, default=0)
+    run.add_argument("-v", "--verbose", action="count", default=0)
+    run.add_argument("-q", "--quiet", action="count", default=0)
     args = parser.parse_args(argv)
+    if args.command == "run":
+        return _run(args, run)
     if args.command == "reproduce":
         from nips25_vgsearch.reproduce import PaperInputError, paper_settings, reproduce
 

@@ -22,6 +22,7 @@ from nips25_shared.logs import is_main_rank
 from nips25_vgsearch.adaptive import AdaptiveG
 from nips25_vgsearch.flops import FlopsModel
 from nips25_vgsearch.generator import StepRequest, path_seed
+from nips25_vgsearch.math500 import MathDataError, exact_match, read_math_jsonl
 from nips25_vgsearch.search import PAPER, SearchConfig
 from nips25_vgsearch.simulator import StepChainTask, consecutive_gap_share
 from nips25_vgsearch.sweep import (
@@ -31,7 +32,6 @@ from nips25_vgsearch.sweep import (
     score_results,
     search_batched,
 )  # fmt: skip
-from nips25_vgsearch.voting import extract_answer, last_boxed
 
 __all__ = [
     "PROFILES",
@@ -590,7 +590,7 @@ class PaperInputError(ValueError):
 
 
 def load_math_jsonl(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Problems and reference answers of a MATH-500-style JSONL (one ``{"problem", "answer"}`` object per line).
+    """Problems and reference answers of ``$VGSEARCH_DATA``, a MATH-500-layout JSONL (:func:`read_math_jsonl`).
 
     Args:
         path: the JSONL file; blank lines are skipped.
@@ -600,45 +600,14 @@ def load_math_jsonl(path: str | os.PathLike[str]) -> dict[str, str]:
 
     Raises:
         FileNotFoundError: if ``path`` is not a file.
-        PaperInputError: on a line that is not a JSON object with a non-empty str ``problem`` and an ``answer``,
-            a repeated problem, or a file without problems (the line number is named).
+        PaperInputError: on a line that :func:`~nips25_vgsearch.math500.read_math_jsonl` rejects (every line needs
+            an ``answer`` here); the message names ``VGSEARCH_DATA``, the line and the field.
     """
-    import json
-
-    file = Path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"VGSEARCH_DATA: {file} is not a file (a MATH-500 JSONL)")
-    out: dict[str, str] = {}
-    for k, line in enumerate(file.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} is not JSON ({err.msg})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("problem"), str) or not row["problem"].strip():
-            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} needs a non-empty str 'problem' field")
-        if row.get("answer") is None:
-            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} needs an 'answer' field")
-        if isinstance(row["answer"], bool) or not isinstance(row["answer"], (str, int)):
-            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k}: 'answer' must be a str or an int (compared with "
-                                  f"the boxed answer as text), got {row['answer']!r}")  # fmt: skip
-        if row["problem"] in out:
-            raise PaperInputError(f"VGSEARCH_DATA: {file} line {k} repeats an earlier problem")
-        out[row["problem"]] = str(row["answer"]).strip()
-    if not out:
-        raise PaperInputError(f"VGSEARCH_DATA: {file} holds no problems")
-    return out
-
-
-def exact_match(completion: str, answer: str) -> bool:
-    r"""Whether the last ``\boxed{...}`` of ``completion`` (braces balanced) equals ``answer`` after stripping.
-
-    Example:
-        >>> exact_match("so \\boxed{\\frac{1}{2}}", "\\frac{1}{2}")
-        True
-    """
-    return last_boxed(completion) is not None and extract_answer(completion) == answer.strip()
+    try:
+        problems = read_math_jsonl(path, name="VGSEARCH_DATA")
+    except MathDataError as err:
+        raise PaperInputError(str(err)) from None
+    return {p.problem: p.answer for p in problems if p.answer is not None}
 
 
 def _paper_ns(text: str) -> tuple[int, ...]:

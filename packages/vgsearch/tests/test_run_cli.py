@@ -1,0 +1,268 @@
+"""``nips25-vgsearch run --data``: the search on a user's MATH-500-layout JSONL with local model directories
+(CONTRACT §4b), on tiny random models saved here (no downloads), and the loader's errors naming flag, line, field."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from nips25_vgsearch import (
+    STOP,
+    FlopsModel,
+    MathDataError,
+    MathProblem,
+    Step,
+    beam_search,
+    best_of_n,
+    dvts,
+    exact_match,
+    load_generator,
+    load_prm,
+    read_math_jsonl,
+    search_problems,
+    summarize_rows,
+    vg_search,
+)
+from nips25_vgsearch.cli import main
+
+# The released MATH-500 layout: problem, solution, answer, subject, level (int), unique_id.
+ROWS = [
+    {"problem": "1+1", "solution": "1+1=2", "answer": "2", "subject": "Prealgebra", "level": 1,
+     "unique_id": "test/prealgebra/1.json"},
+    {"problem": "2+3", "solution": "2+3=5", "answer": "5", "subject": "Algebra", "level": 2,
+     "unique_id": "test/algebra/7.json"},
+]  # fmt: skip
+
+
+def _jsonl(rows) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+@pytest.fixture
+def user_files(tmp_path, tiny):
+    """A tiny random Llama generator and value-head PRM saved as local model directories, and a two-problem JSONL."""
+    tok, lm, prm = tiny
+    for model, name in ((lm, "gen"), (prm, "prm")):
+        model.save_pretrained(tmp_path / name)
+        tok.save_pretrained(tmp_path / name)
+    (tmp_path / "problems.jsonl").write_text(_jsonl(ROWS))
+    return tmp_path
+
+
+def _args(root, *extra):
+    return ["run", "--data", str(root / "problems.jsonl"), "--generator", str(root / "gen"), "--prm",
+            str(root / "prm"), "--out", str(root / "out"), "--dtype", "float32", "--device", "cpu", "-q",
+            *extra]  # fmt: skip
+
+
+def test_run_writes_the_searches_of_the_api_and_their_summary(user_files, capsys):
+    """The CLI's rows are exactly what ``vg_search`` gives on the same models, seed and settings (the chosen
+    completion, its ledger and its FLOPs under the models' parameter counts); ids are the file's unique_id; the
+    summary's accuracy is the mean of the rows' exact-match grades and its SE the binomial one."""
+    root = user_files
+    assert main(_args(root, "--g", "2", "--n", "8", "--seed", "3", "--num-iterations", "3")) == 0
+    printed = capsys.readouterr().out
+    rows = [json.loads(line) for line in (root / "out" / "results.jsonl").read_text().splitlines()]
+    summary = json.loads((root / "out" / "summary.json").read_text())
+    gen = load_generator(root / "gen", dtype=torch.float32, device="cpu")
+    prm = load_prm(root / "prm", dtype=torch.float32, device="cpu")
+    flops = FlopsModel(p_gen=gen.n_params, p_ver=prm.n_params)
+    ref = vg_search([r["problem"] for r in ROWS], gen, prm, n=8, beam_width=4, g=2, num_iterations=3, seed=3,
+                    flops_model=flops)  # fmt: skip
+    assert [r["id"] for r in rows] == [r["unique_id"] for r in ROWS] and [r["line"] for r in rows] == [1, 2]
+    assert [(r["subject"], r["level"], r["reference"]) for r in rows] == [
+        (r["subject"], r["level"], r["answer"]) for r in ROWS
+    ]
+    for row, res in zip(rows, ref):
+        assert row["completion"] == res.answer and row["score"] == pytest.approx(res.scores[0], abs=0)
+        assert row["ledger"] == vars(res.ledger) and row["flops"]["prefill-reread"] == res.flops
+        cached = FlopsModel(p_gen=gen.n_params, p_ver=prm.n_params, count_prefill=False, prm_kv_cache=True)
+        assert row["flops"]["prefix-cached"] == cached.flops(res.ledger) < res.flops
+        assert row["correct"] == exact_match(res.answer, row["reference"]) and row["g"] == 2
+    acc = sum(r["correct"] for r in rows) / 2
+    assert summary["problems"] == summary["graded"] == 2 and summary["accuracy"] == acc
+    assert summary["se"] == pytest.approx(math.sqrt(acc * (1 - acc) / 2))
+    assert summary["flops_mean"]["prefill-reread"] == pytest.approx(sum(r.flops for r in ref) / 2)
+    assert summary["config"]["method"] == "vg_search" and summary["config"]["p_gen"] == gen.n_params
+    assert "vgsearch run: 2 problems, accuracy" in printed and "results.jsonl" in printed
+
+
+def test_run_solves_lines_without_answer_and_uses_line_numbers_as_ids(user_files):
+    """A line without ``answer`` (or ``unique_id``) is solved and not graded; its id is its line number."""
+    root = user_files
+    (root / "problems.jsonl").write_text('{"problem": "3+4"}\n\n' + json.dumps({"problem": "1+2", "answer": 3}))
+    assert main(_args(root, "--method", "best_of_n")) == 0
+    rows = [json.loads(line) for line in (root / "out" / "results.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == [1, 3] and rows[0]["correct"] is None and rows[1]["reference"] == "3"
+    summary = json.loads((root / "out" / "summary.json").read_text())
+    assert summary["problems"] == 2 and summary["graded"] == 1
+    assert summary["config"]["g"] is None and summary["config"]["beam_width"] is None  # not used by best_of_n
+
+
+@pytest.mark.parametrize(("flags", "g"), [([], 1), (["--g", "inf"], "inf"), (["--g", "gap"], "gap")])
+def test_run_passes_the_granularity_as_given(user_files, flags, g):
+    """No ``--g`` is vg_search's default g=1; ``inf`` is the full length (``g=None``), not the default; ``gap`` is
+    the GapPolicy (a row's ``g`` is its last round's, ``g_schedule`` every round's: powers of 2 up to 4)."""
+    root = user_files
+    assert main(_args(root, "--n", "8", *flags)) == 0
+    rows = [json.loads(line) for line in (root / "out" / "results.jsonl").read_text().splitlines()]
+    assert json.loads((root / "out" / "summary.json").read_text())["config"]["g"] == g
+    if g == "gap":
+        assert all(r["g"] in (1, 2, 4) and all(x in (1, 2, 4) for x in r["g_schedule"]) for r in rows)
+    else:
+        assert [r["g"] for r in rows] == [g, g]
+
+
+class BoxGenerator:
+    """Two plain steps, then (sampled to the end) ``\\boxed{4}``; fixed token counts."""
+
+    n_params = 2.0
+
+    def count_tokens(self, text):
+        return 3
+
+    def step(self, requests, *, to_eos=False):
+        return [Step("\\boxed{4}" if to_eos or r.depth >= 2 else f"s{r.depth}{STOP}", 2, 1, to_eos or r.depth >= 2)
+                for r in requests]  # fmt: skip
+
+
+class ConstantVerifier:
+    def score(self, problems, prefixes):
+        return [[0.5] * max(1, p.count(STOP) + 1) for p in prefixes]
+
+
+def test_grading_and_summary_on_a_hand_computed_case():
+    """Every path ends in ``\\boxed{4}``: reference 4 is right, 5 wrong, no reference ungraded, so accuracy 1/2
+    with SE sqrt(0.25 / 2); the chosen answer is the box's content."""
+    problems = [MathProblem("p1", "4", 1), MathProblem("p2", "5", 2), MathProblem("p3", None, 3, unique_id="u3")]
+    rows = search_problems(problems, BoxGenerator(), ConstantVerifier(), n=4, beam_width=2, g=2, batch_size=2)
+    assert [r["correct"] for r in rows] == [True, False, None] and {r["answer"] for r in rows} == {"4"}
+    assert [r["id"] for r in rows] == [1, 2, "u3"]
+    summary = summarize_rows(rows)
+    assert (summary["graded"], summary["correct"], summary["accuracy"]) == (2, 1, 0.5)
+    assert summary["se"] == pytest.approx(math.sqrt(0.25 / 2), rel=1e-12)
+    assert summary["no_completion"] == 0
+
+
+@pytest.mark.parametrize("method", ["vg_search", "beam_search", "best_of_n", "dvts"])
+def test_each_method_is_the_packages_function(scripted, letters, method):
+    """``method`` dispatches to the function of that name with the same settings (the scripted generator counts
+    requests per prefix across problems, so all three problems share one call on both sides)."""
+    problems = [MathProblem(f"q{i}", None, i + 1) for i in range(3)]
+    texts, ver = [p.problem for p in problems], letters()
+    g = 1 if method == "beam_search" else 2
+    rows = search_problems(problems, scripted(finish_at=4), ver, method=method, n=4, beam_width=2, g=g,
+                           batch_size=3, seed=5)  # fmt: skip
+    gen = scripted(finish_at=4)
+    ref = {
+        "vg_search": lambda: vg_search(texts, gen, ver, n=4, beam_width=2, g=2, seed=5),
+        "beam_search": lambda: beam_search(texts, gen, ver, n=4, beam_width=2, seed=5),
+        "best_of_n": lambda: best_of_n(texts, gen, ver, n=4, seed=5),
+        "dvts": lambda: dvts(texts, gen, ver, n=4, beam_width=2, g=2, seed=5),
+    }[method]()
+    assert [r["completion"] for r in rows] == [r.answer for r in ref]
+    assert [r["ledger"] for r in rows] == [vars(r.ledger) for r in ref]
+    assert len({r["completion"] for r in rows}) > 1 or method == "best_of_n"  # the searches are not all alike
+
+
+def test_search_problems_bad_arguments(scripted, letters):
+    problems = [MathProblem("q", None, 1)]
+    cases = [
+        (dict(method="mcts"), ValueError, "method must be one of"),
+        (dict(method="beam_search", g=2), ValueError, "beam_search fixes g=1"),
+        (dict(batch_size=0), ValueError, "batch_size must be an int >= 1"),
+        (dict(flops_models={}), ValueError, "flops_models must name"),
+    ]
+    for kwargs, error, match in cases:
+        with pytest.raises(error, match=match):
+            search_problems(problems, scripted(), letters(), **kwargs)
+    with pytest.raises(TypeError, match=r"problems\[0\] must be a MathProblem"):
+        search_problems(["q"], scripted(), letters())
+    with pytest.raises(ValueError, match="non-empty sequence"):
+        search_problems([], scripted(), letters())
+
+
+def test_loader_reads_the_released_layout_exactly(tmp_path):
+    """All six MATH-500 fields come through; an int answer becomes its digits; a U+2028 inside a JSON string is
+    not a line break (``str.splitlines`` would cut the line there); a byte-order mark is ignored."""
+    row = {**ROWS[0], "problem": "a\u2028b", "answer": 12}
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(row, ensure_ascii=False).encode() + b"\r\n")
+    (p,) = read_math_jsonl(path)
+    assert p == MathProblem("a\u2028b", "12", 1, unique_id=ROWS[0]["unique_id"], solution=ROWS[0]["solution"],
+                            subject="Prealgebra", level=1)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (_jsonl([ROWS[0], {"answer": "5"}]), "line 2 needs a non-empty str 'problem' field"),
+        (_jsonl(ROWS[:1]) + "{not json\n", "line 2 is not JSON"),
+        ("[1, 2]\n", "line 1 is not a JSON object"),
+        (_jsonl([{**ROWS[0], "answer": 2.0}]), "line 1: 'answer' must be a str or an int"),
+        (_jsonl([{**ROWS[0], "level": True}]), "line 1: 'level' must be an int"),
+        (_jsonl([{**ROWS[0], "subject": 3}]), "line 1: 'subject' must be a str"),
+        (_jsonl([ROWS[0], {**ROWS[1], "unique_id": ROWS[0]["unique_id"]}]), "line 2 repeats the unique_id"),
+        (_jsonl([ROWS[0], {**ROWS[1], "problem": "1+1"}]), "line 2 repeats the problem of line 1"),
+        ("\n\n", "holds no problems"),
+    ],
+)
+def test_run_bad_data_names_the_flag_the_line_and_the_field(user_files, capsys, text, match):
+    (user_files / "problems.jsonl").write_text(text)
+    with pytest.raises(SystemExit) as err:
+        main(_args(user_files))
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert "--data: " in message and match in message and "VGSEARCH_DATA" not in message
+    assert not (user_files / "out").exists()  # checked before any model loads or output is written
+
+
+def test_loader_rejects_bytes_that_are_not_utf8(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(_jsonl(ROWS[:1]).encode() + b'{"problem": "\xff"}\n')
+    with pytest.raises(MathDataError, match=r"--data: .* line 2 is not UTF-8 text \(byte 14"):
+        read_math_jsonl(path, name="--data")
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (lambda r: ["--data", str(r / "missing.jsonl")], "--data: .*missing.jsonl is not a file"),
+        (
+            lambda r: ["--generator", str(r / "nowhere")],
+            "--generator: .*nowhere is not a local Hugging Face model directory \\(does not exist\\)",
+        ),
+        (lambda r: ["--prm", str(r)], "--prm: .* is not a local Hugging Face model directory \\(has no config.json"),
+        (lambda r: ["--prm", str(r / "gen")], "--prm: cannot load .* with --prm-mode value_head: .*no weights for"),
+        (lambda r: ["--generator", str(r / "prm")], "--generator: cannot load .*no weights for"),
+        (lambda r: ["--n", "6"], "--n: must be a multiple of --beam-width 4, got 6"),
+        (lambda r: ["--method", "best_of_n", "--g", "4"], "--g: not used by --method best_of_n"),
+        (lambda r: ["--method", "beam_search", "--g", "2"], "--g: --method beam_search fixes g=1"),
+        (lambda r: ["--g", "gap", "--num-iterations", "3"], "--num-iterations: not used with --g gap"),
+        (lambda r: ["--g", "two"], "--g: .*an int >= 1, 'inf' or 'gap'"),
+    ],
+)
+def test_run_bad_arguments_exit_2_naming_the_flag(user_files, capsys, change, match):
+    args = _args(user_files)
+    extra = change(user_files)
+    if extra[0] in args:  # replace the flag's value
+        args[args.index(extra[0]) + 1] = extra[1]
+        extra = extra[2:]
+    with pytest.raises(SystemExit) as err:
+        main([*args, *extra])
+    assert err.value.code == 2
+    assert pytest.importorskip("re").search(match, capsys.readouterr().err)
+
+
+def test_reproduce_loader_still_names_its_variable(tmp_path):
+    """One implementation: the paper profile's reader is :func:`read_math_jsonl` under the name VGSEARCH_DATA."""
+    from nips25_vgsearch.reproduce import PaperInputError, load_math_jsonl
+
+    path = tmp_path / "p.jsonl"
+    path.write_text(_jsonl(ROWS) + '{"problem": "x"}\n')
+    with pytest.raises(PaperInputError, match="VGSEARCH_DATA: .* line 3 needs an 'answer' field"):
+        load_math_jsonl(path)
+    path.write_text(_jsonl(ROWS))
+    assert load_math_jsonl(path) == {"1+1": "2", "2+3": "5"}
