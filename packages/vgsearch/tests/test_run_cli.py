@@ -266,3 +266,21 @@ def test_reproduce_loader_still_names_its_variable(tmp_path):
         load_math_jsonl(path)
     path.write_text(_jsonl(ROWS))
     assert load_math_jsonl(path) == {"1+1": "2", "2+3": "5"}
+
+
+def test_readme_run_example_runs(tmp_path, monkeypatch, capsys):
+    """The README's ``run --data`` example (its model-building script, then its command) runs offline as written."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    script = re.search(r"# make_tiny\.py\n(.*?)```", text, re.S)
+    command = re.search(r"\$ (nips25-vgsearch run .*?)\n(?!    )", text, re.S)
+    assert script is not None and command is not None
+    monkeypatch.chdir(tmp_path)
+    exec(compile(script.group(1), "make_tiny.py", "exec"), {})
+    argv = shlex.split(command.group(1).replace("\\\n", " "))[1:]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith("vgsearch run: 2 problems, accuracy ")
+    assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 2
