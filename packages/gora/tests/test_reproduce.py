@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 from nips25_gora.cli import main
 from nips25_gora.reproduce import PROFILES, reproduce
-from nips25_gora.transfer import XI_GRID, _test_seed
+from nips25_gora.transfer import (
+    CANNOT_ANSWER,
+    XI_GRID,
+    _combined_verdict,
+    _descent_verdict,
+    _test_seed,
+    _trained_verdict,
+    fixed_nets,
+)
 
 CLAIMS = {"gora-beats-lora", "init-is-descent", "budget-respected", "init-is-cheap"}
 
@@ -19,6 +27,10 @@ def test_reproduce_tiny_digits_transfer_computes_every_claim_and_the_controls(tm
         "init-is-descent-1-over-L-normalised",
         "shift-init-is-descent-1-over-L",
         "shift-init-is-descent-1-over-L-normalised",
+        "fixed-net-init-is-descent-1-over-L",
+        "fixed-net-init-is-descent-1-over-L-normalised",
+        "shift-positive-control",
+        "shift-gora-beats-lora",
     }
     measured = {c.id: c.measured for c in report.claims}
     assert measured["gora-beats-lora"]["n_seeds"] == 2
@@ -58,6 +70,19 @@ def test_reproduce_tiny_digits_transfer_computes_every_claim_and_the_controls(tm
     lr_search = report.config["lr_search"]
     assert set(lr_search["chosen"]) == {"lora", "gora"} and all(v in (1e-3, 1e-2) for v in lr_search["chosen"].values())
     assert report.figures and all((tmp_path / f).is_file() for f in report.figures)
+    # README 0.2.6: two fixed nets, each claim per net; the tiny profile's seeds 0, 1 for both parts
+    fixed = report.config["fixed_net"]
+    assert fixed["pretraining_seeds"] == [0, 1] and fixed["init_seeds"] == [0, 1] == fixed["trained_seeds"]
+    for cid in ("fixed-net-init-is-descent-1-over-L", "shift-gora-beats-lora"):
+        m = measured[cid]
+        assert set(m["per_net"]) == {"0", "1"}
+        assert m["verdict"] == _combined_verdict([v["verdict"] for v in m["per_net"].values()])
+    for net in measured["fixed-net-init-is-descent-1-over-L"]["per_net"].values():
+        assert max(net["control_full_rank_minus_sgd"]) < 1e-5 and net["n_seeds"] == 2
+    for k, gap in measured["shift-gora-beats-lora"]["per_net"].items():
+        assert set(gap["lr"]) == {"lora", "gora"} and all(v in (1e-3, 1e-2) for v in gap["lr"].values())
+        control = measured["shift-positive-control"]["per_net"][k]
+        assert control["passes"] == (control["paired_gap"] > 2 * control["paired_gap_se"])
 
 
 def test_reproduce_tiny_topics_profile_computes_every_claim(tmp_path):
@@ -124,3 +149,62 @@ def test_hessian_spectral_norm_matches_the_explicit_hessian():
     assert got["converged"] == 1.0
     assert got["L"] == pytest.approx(float(top.abs()), rel=1e-3)
     assert got["eigenvalue"] == pytest.approx(float(top), rel=1e-3)
+
+
+def test_fixed_nets_are_the_seeded_pretrainings_and_the_seed_redraws_only_the_split():
+    """README 0.2.6: net k is ``pretrain(source, seed=k)`` bit for bit; a test seed redraws the shifted split (and
+    the adaptation), never the net's weights."""
+    import torch
+    from nips25_gora.digits import load_digits_shift, pretrain
+    from nips25_gora.transfer import DIGITS_SHIFT
+
+    nets = fixed_nets((0, 1))
+    source = load_digits_shift(kind=DIGITS_SHIFT, shots=1, seed=0).source
+    again = pretrain(source, seed=0)
+    for a, b in zip(nets[0].state_dict().values(), again.state_dict().values()):
+        assert torch.equal(a, b)
+    assert not torch.equal(nets[0].state_dict()["fc1.weight"], nets[1].state_dict()["fc1.weight"])
+    d0, d1 = (load_digits_shift(kind=DIGITS_SHIFT, shots=5, seed=s) for s in (0, 1))
+    assert not torch.equal(d0.train["pixels"], d1.train["pixels"])
+    with pytest.raises(ValueError, match="pretraining_seeds"):
+        fixed_nets(())
+    with pytest.raises(ValueError, match="pretraining_seeds"):
+        fixed_nets((0, 0))
+
+
+@pytest.mark.parametrize(
+    ("gora", "sgd", "full_gap", "verdict"),
+    [
+        ([1.0, 1.1, 0.9], [2.0, 2.1, 1.9], 0.0, "holds"),
+        ([1.0, -0.1, 0.9], [2.0, 2.1, 1.9], 0.0, "does not hold"),  # a seed rises
+        ([1.0, 0.1, 2.0], [2.0, 2.1, 1.9], 0.0, "does not hold"),  # mean < 2 SD
+        ([1.0, 1.1, 0.9], [2.0, 0.1, 4.0], 0.0, CANNOT_ANSWER),  # the SGD control scatters
+        ([1.0, 1.1, 0.9], [2.0, 2.1, 1.9], 1e-3, CANNOT_ANSWER),  # full rank is not the SGD step
+    ],
+)
+def test_descent_verdict_needs_its_control(gora, sgd, full_gap, verdict):
+    assert _descent_verdict(gora, sgd, [full_gap] * 3) == verdict
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "combined"),
+    [
+        (["holds", "holds"], "holds"),
+        (["holds", "does not hold"], "does not hold"),
+        (["holds", CANNOT_ANSWER], "cannot answer"),
+        (["does not hold", CANNOT_ANSWER], "does not hold"),
+        ([CANNOT_ANSWER, CANNOT_ANSWER], "cannot answer"),
+    ],
+)
+def test_a_fixed_net_claim_holds_only_on_every_net(verdicts, combined):
+    assert _combined_verdict(verdicts) == combined
+    with pytest.raises(ValueError, match="verdicts"):
+        _combined_verdict([])
+
+
+def test_trained_verdict_cannot_answer_when_saturated_or_without_control():
+    gap = {"saturated_arms": [], "paired_gap": 0.05, "paired_gap_se": 0.01}
+    assert _trained_verdict(gap, True) == "holds"
+    assert _trained_verdict(gap | {"paired_gap": 0.01}, True) == "does not hold"
+    assert _trained_verdict(gap, False).startswith("cannot answer: the positive control")
+    assert _trained_verdict(gap | {"saturated_arms": ["gora"]}, True).startswith("cannot answer: saturated")

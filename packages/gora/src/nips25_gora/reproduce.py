@@ -36,7 +36,10 @@ class Profile:
     rate chosen from ``lr_grid`` on a validation split (``lr_seeds`` seeds apart from the test seeds).
     ``task="topics"``: the first design (MiniLM-L6 on 6-topic chatterbot-corpus, one fixed learning rate ``lr``).
     ``workers``: digits-transfer test seeds run in this many spawned processes (one torch thread each); the
-    numbers do not depend on it.
+    numbers do not depend on it. ``fixed_nets``: pretraining seeds of the fixed nets of the digits-shift claims
+    of README 0.2.6 (empty: not run); their init claims use ``n_seeds`` test seeds, the trained GoRA-vs-LoRA claim
+    ``shift_trained_seeds``; ``fixed_net_workers`` processes run them (1: in this process; the numbers do not
+    depend on it).
     """
 
     methods: tuple[str, ...]
@@ -55,33 +58,38 @@ class Profile:
     lr_seeds: int = 2
     r_ref: int = 4
     workers: int = 1
+    fixed_nets: tuple[int, ...] = ()
+    shift_trained_seeds: int = 0
+    fixed_net_workers: int = 1
 
 
 DIGITS_GRID = (1e-3, 3e-3, 1e-2)
+#: Test seeds of quick's trained digits-shift comparison (README 0.2.6), fixed by the pre-stated rule
+#: n = floor((600 s - 24 t) / (4 t)) from the piloted time t of one training run.
+SHIFT_TRAINED_SEEDS = 211  # t = 0.69 s (README 0.2.6)
+#: The digits-transfer recipe every digits profile starts from: GoRA and LoRA (+ the probe-only positive control),
+#: 100 steps of 16, N = 4 gradient batches of 16, the LR chosen per method from ``DIGITS_GRID``.
+_DIGITS = Profile(("lora", "gora"), 40, 100, 16, 0.0, 4, 16, 0, 0, task="digits", lr_grid=DIGITS_GRID, workers=2)
 PROFILES: dict[str, Profile] = {
-    # digits-transfer: GoRA and LoRA (+ the probe-only positive control), 10 test seeds, LR search per method.
-    # 40 test seeds (0.2.2; was 10) for an SE near 1 point, in 2 worker processes.
-    "quick": Profile(("lora", "gora"), 40, 100, 16, 0.0, 4, 16, 0, 0, task="digits", lr_grid=DIGITS_GRID, workers=2),
+    # digits-transfer, 40 test seeds (0.2.2; was 10) for an SE near 1 point, in 2 worker processes.
+    # 0.2.6: the digits-shift claims on two fixed pretrained nets; the trained part's seed count by the README's rule.
+    "quick": replace(_DIGITS, fixed_nets=(0, 1), shift_trained_seeds=SHIFT_TRAINED_SEEDS, fixed_net_workers=2),
     # digits-transfer with every baseline: rsLoRA, PiSSA, LoRA-GA, EVA and full fine-tuning beside GoRA and LoRA.
-    "full": Profile(
-        ("lora", "rslora", "pissa", "loraga", "eva", "gora", "full"),
-        10,
-        100,
-        16,
-        0.0,
-        4,
-        16,
-        0,
-        0,
-        task="digits",
-        lr_grid=DIGITS_GRID,
-        workers=2,
-    ),
+    "full": replace(_DIGITS, methods=("lora", "rslora", "pissa", "loraga", "eva", "gora", "full"), n_seeds=10),
     # the first design (kept, numbers in the README): MiniLM-L6 on 6-topic chatterbot-corpus, 60 steps of 8.
     "topics": Profile(("lora", "gora"), 3, 60, 8, 5e-4, 4, 8, 125, 24),
     # smoke tests: digits-transfer in seconds; a tiny random-init BERT on the real corpus and tokenizer.
-    "tiny": Profile(
-        ("lora", "gora"), 2, 5, 8, 0.0, 1, 8, 0, 0, task="digits", lr_grid=(1e-3, 1e-2), lr_seeds=1, workers=2
+    "tiny": replace(
+        _DIGITS,
+        n_seeds=2,
+        steps=5,
+        batch_size=8,
+        grad_batches=1,
+        grad_batch_size=8,
+        lr_grid=(1e-3, 1e-2),
+        lr_seeds=1,
+        fixed_nets=(0, 1),
+        shift_trained_seeds=2,
     ),
     "tiny-topics": Profile(("lora", "gora"), 2, 3, 4, 5e-4, 1, 4, 12, 16, tiny_model=True),
 }

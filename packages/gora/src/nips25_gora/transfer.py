@@ -13,9 +13,10 @@ import multiprocessing
 import random
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -36,7 +37,7 @@ from nips25_gora.digits import (
 from nips25_gora.training import TrainConfig, evaluate_accuracy, make_loader, mean_loss, train
 from nips25_shared import Claim, Report, get_logger, seed_everything
 
-__all__ = ["hessian_spectral_norm", "reproduce_digits"]
+__all__ = ["fixed_nets", "hessian_spectral_norm", "reproduce_digits"]
 
 log = get_logger(__name__)
 BUDGET_TOL = 0.15
@@ -57,6 +58,8 @@ CURVATURE_SEED_OFFSET = 20_000
 DIGITS_SHIFT = "translate"
 #: SD of GoRA's per-seed accuracy change from float summation order alone (one vs two torch threads, 0.2.1).
 SUMMATION_ORDER_SD = 0.033
+#: The arms of the trained comparison on the fixed nets (README 0.2.6).
+SHIFT_METHODS: tuple[str, ...] = ("lora", "gora")
 
 
 def _se(values: list[float]) -> float:
@@ -89,9 +92,17 @@ def _gora_config(p: Any, **kw: Any) -> GoraConfig:
 
 
 def _run(method: str, seed: int, lr: float, p: Any, cache: dict[Any, Any], *, split: str) -> dict[str, Any]:
+    """One arm on digits-transfer seed ``seed`` from the seed's probed net (cached)."""
     _cached_prepare(cache, seed, p.shots)
     data, probed = cache[seed]
-    net = copy.deepcopy(probed)
+    return _adapt(method, data, probed, seed, lr, p, split=split)
+
+
+def _adapt(method: str, data: DigitsTransfer, start: DigitsNet, seed: int, lr: float, p: Any, *,
+           split: str) -> dict[str, Any]:  # fmt: skip
+    """Init ``method`` on a copy of ``start`` from ``data``'s gradient batches, train it on ``data.train`` (the
+    trained recipe of every digits arm) and evaluate it on ``split``; ``start`` is not modified."""
+    net = copy.deepcopy(start)
     grad_batches = _grad_batches(data, p, seed)
     base_loss = mean_loss(net, grad_batches)
     seed_everything(seed + 1)  # the adapter's random draws
@@ -295,17 +306,43 @@ def _one_over_l_at(data: DigitsTransfer, probed: DigitsNet, seed: int, p: Any) -
     }
 
 
-def _descent_claims(rows: list[dict[str, Any]], p: Any, *, prefix: str = "", task: str = "",
-                    head: str = "head from a linear probe") -> list[Claim]:  # fmt: skip
-    """The two xi = 1/L claims (raw and normalised drop), each with the SGD step as its positive control.
+CANNOT_ANSWER = "cannot answer: the SGD-step control fails the same criterion"
+#: The two xi = 1/L readouts: claim-id suffix and what is measured (README 0.2.3).
+DESCENT_READOUTS: tuple[tuple[str, str], ...] = (
+    ("init-is-descent-1-over-L", "loss drop"),
+    ("init-is-descent-1-over-L-normalised", "loss drop / (||G||^2 / 2L)"),
+)
+DESCENT_CRITERION = ("{what} > 0 on every seed and mean > 2 x SD over seeds, for GoRA; control: the SGD step at the "
+                     "same xi passes the same criterion and full-rank GoRA equals it (|loss gap| < 1e-5 on every "
+                     "seed)")  # fmt: skip
 
-    ``prefix`` / ``task`` name the task in the claim ids and statements (digits-transfer: empty; README 0.2.5:
-    ``"shift-"``), ``head`` says where the head came from in the scale note.
-    """
 
-    def passes(values: list[float]) -> bool:
-        return bool(all(v > 0 for v in values) and len(values) > 1
-                    and statistics.fmean(values) > 2 * statistics.stdev(values))  # fmt: skip
+def _well_above_spread(values: list[float]) -> bool:
+    """The issue's criterion: every value > 0 and their mean > 2 x their SD (needs >= 2 values)."""
+    return bool(all(v > 0 for v in values) and len(values) > 1
+                and statistics.fmean(values) > 2 * statistics.stdev(values))  # fmt: skip
+
+
+def _descent_verdict(gora: list[float], sgd: list[float], full_gaps: list[float]) -> str:
+    """ "holds" / "does not hold" (control passes, GoRA fails) / :data:`CANNOT_ANSWER` (the control fails)."""
+    control = _well_above_spread(sgd) and max(full_gaps) < 1e-5
+    return "holds" if _well_above_spread(gora) and control else "does not hold" if control else CANNOT_ANSWER
+
+
+def _combined_verdict(verdicts: Sequence[str]) -> str:
+    """One claim over several nets (README 0.2.6): "holds" if it holds on every net, "does not hold" if it does
+    not hold on at least one, else "cannot answer" (every other net's control failed)."""
+    if not verdicts:
+        raise ValueError("verdicts must be non-empty")
+    if all(v == "holds" for v in verdicts):
+        return "holds"
+    if any(v == "does not hold" for v in verdicts):
+        return "does not hold"
+    return "cannot answer"
+
+
+def _descent_measured(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The measured dicts of the two xi = 1/L readouts (:data:`DESCENT_READOUTS` order), each with its verdict."""
 
     def summary(values: list[float]) -> dict[str, Any]:
         sd = statistics.stdev(values) if len(values) > 1 else float("nan")
@@ -324,33 +361,34 @@ def _descent_claims(rows: list[dict[str, Any]], p: Any, *, prefix: str = "", tas
               "rank_over_in_seed0": rows[0]["rank_over_in"], "n_seeds": len(rows)}  # fmt: skip
     if "head_test_accuracy" in rows[0]:
         common["head_test_accuracy"] = [r["head_test_accuracy"] for r in rows]
-    claims = []
     raw = ([r["gora_drop"]["grad"] for r in rows], [r["sgd_drop"]["grad"] for r in rows])
     norm = tuple([d / r["guaranteed_drop"] for d, r in zip(values, rows)] for values in raw)
-    for cid, what, (gora, sgd) in (
-        (f"{prefix}init-is-descent-1-over-L", "loss drop", raw),
-        (f"{prefix}init-is-descent-1-over-L-normalised", "loss drop / (||G||^2 / 2L)", norm),
-    ):
-        control = passes(sgd) and max(full_gaps) < 1e-5
-        held = passes(gora)
-        verdict = ("holds" if held and control else "does not hold" if control
-                   else "cannot answer: the SGD-step control fails the same criterion")  # fmt: skip
-        claims.append(Claim(
-            id=cid,
-            statement=f"{task}At xi = 1/L (L: the Hessian's spectral norm on the gradient batches) GoRA's "
-            "initialisation "
-            f"lowers the loss ({what}), well above seed spread.",
-            paper=None,
-            measured={"verdict": verdict, "gora": summary(gora), "control_sgd_step": summary(sgd),
-                      "gora_share_of_sgd_drop": [g / c if c else float("nan") for g, c in zip(*raw)]} | common,
-            criterion=f"{what} > 0 on every seed and mean > 2 x SD over seeds, for GoRA; control: the SGD step at the "
-            "same xi passes the same criterion and full-rank GoRA equals it (|loss gap| < 1e-5 on every seed)",
-            holds=bool(held and control),
-            scale_note=f"L by power iteration (<= {CURVATURE_MAX_ITER} Hessian-vector products, rtol "
-            f"{CURVATURE_RTOL}) on the {p.grad_batches} gradient batches of {p.grad_batch_size}; targets fc1-fc4; "
-            f"{head}.",
-        ))  # fmt: skip
-    return claims
+    return [{"verdict": _descent_verdict(gora, sgd, full_gaps), "gora": summary(gora), "control_sgd_step": summary(sgd),
+             "gora_share_of_sgd_drop": [g / c if c else float("nan") for g, c in zip(*raw)]} | common
+            for gora, sgd in (raw, norm)]  # fmt: skip
+
+
+def _descent_statement(task: str, what: str) -> str:
+    return (f"{task}At xi = 1/L (L: the Hessian's spectral norm on the gradient batches) GoRA's initialisation "
+            f"lowers the loss ({what}), well above seed spread.")  # fmt: skip
+
+
+def _descent_note(p: Any, head: str) -> str:
+    return (f"L by power iteration (<= {CURVATURE_MAX_ITER} Hessian-vector products, rtol {CURVATURE_RTOL}) on the "
+            f"{p.grad_batches} gradient batches of {p.grad_batch_size}; targets fc1-fc4; {head}.")  # fmt: skip
+
+
+def _descent_claims(rows: list[dict[str, Any]], p: Any, *, prefix: str = "", task: str = "",
+                    head: str = "head from a linear probe") -> list[Claim]:  # fmt: skip
+    """The two xi = 1/L claims (raw and normalised drop), each with the SGD step as its positive control.
+
+    ``prefix`` / ``task`` name the task in the claim ids and statements (digits-transfer: empty; README 0.2.5:
+    ``"shift-"``), ``head`` says where the head came from in the scale note.
+    """
+    return [Claim(id=f"{prefix}{suffix}", statement=_descent_statement(task, what), paper=None, measured=measured,
+                  criterion=DESCENT_CRITERION.format(what=what), holds=measured["verdict"] == "holds",
+                  scale_note=_descent_note(p, head))
+            for (suffix, what), measured in zip(DESCENT_READOUTS, _descent_measured(rows))]  # fmt: skip
 
 
 def _test_seed(s: int, p: Any, chosen: dict[str, float]) -> dict[str, Any]:
@@ -367,6 +405,147 @@ def _test_seed(s: int, p: Any, chosen: dict[str, float]) -> dict[str, Any]:
             "prepare_seconds": cache["prepare_seconds"]}  # fmt: skip
 
 
+def fixed_nets(pretraining_seeds: Sequence[int]) -> dict[int, DigitsNet]:
+    """The fixed pretrained nets of README 0.2.6: ``{k: pretrain(source, seed=k)}`` on every unshifted digit 0-4.
+
+    Each keeps its own 5-way head (the digits-shift task's classes). Net ``k`` is bit for bit the digits-transfer
+    seed-``k`` pretrained net.
+
+    Raises:
+        ValueError: if ``pretraining_seeds`` is empty or repeats a seed.
+    """
+    if not pretraining_seeds or len(set(pretraining_seeds)) != len(pretraining_seeds):
+        raise ValueError(f"pretraining_seeds must be non-empty and distinct, got {tuple(pretraining_seeds)}")
+    source = load_digits_shift(kind=DIGITS_SHIFT, shots=1, seed=0).source
+    return {k: pretrain(source, seed=k) for k in pretraining_seeds}
+
+
+def _fixed_net_val(item: tuple[int, str, float, int], *, p: Any, nets: dict[int, DigitsNet]) -> float:
+    """Validation accuracy of ``method`` at ``lr`` on net ``k``, split seed ``s`` (``item = (k, method, lr, s)``)."""
+    k, method, lr, s = item
+    data = load_digits_shift(kind=DIGITS_SHIFT, shots=p.shots, seed=s)
+    return float(_adapt(method, data, nets[k], s, lr, p, split="val")["accuracy"])
+
+
+def _fixed_net_seed(item: tuple[int, bool, bool], *, p: Any, nets: dict[int, DigitsNet],
+                    chosen: dict[int, dict[str, float]]) -> dict[int, dict[str, Any]]:  # fmt: skip
+    """Test seed ``s`` of README 0.2.6 on every fixed net (``item = (s, init, trained)``).
+
+    The seed draws only the adaptation's randomness: the split (``load_digits_shift(seed=s)``), the gradient
+    batches (``s + 10_000``), ``lora_A`` (``seed_everything(s + 1)``), the power iteration's start (``s + 20_000``)
+    and the training order (``s``). ``init``: the xi = 1/L readouts; ``trained``: GoRA and LoRA trained at
+    ``chosen[k]`` and the un-adapted net's test accuracy (the positive control's baseline).
+    """
+    s, init, trained = item
+    data = load_digits_shift(kind=DIGITS_SHIFT, shots=p.shots, seed=s)
+    out: dict[int, dict[str, Any]] = {}
+    for k, net in nets.items():
+        row: dict[str, Any] = {"seed": s}
+        if init:
+            row["one_over_l"] = _one_over_l_at(data, net, s, p) | {
+                "head_test_accuracy": evaluate_accuracy(net, data.test)
+            }
+        if trained:
+            row["runs"] = {m: _adapt(m, data, net, s, chosen[k][m], p, split="test") for m in SHIFT_METHODS}
+            row["head"], row["head_correct"] = evaluate_accuracy(net, data.test), _correct(net, data.test)
+        out[k] = row
+    return out
+
+
+def _trained_verdict(gap: Mapping[str, Any], control_passes: bool) -> str:
+    """``shift-gora-beats-lora`` on one net (README 0.2.6) from the paired-gap ``measured`` of GoRA - LoRA."""
+    if gap["saturated_arms"]:
+        return f"cannot answer: saturated arm(s) {gap['saturated_arms']} outside {SATURATED}"
+    if not control_passes:
+        return "cannot answer: the positive control (LoRA beats the un-adapted net by > 2 SE) fails"
+    return "holds" if gap["paired_gap"] > 2 * gap["paired_gap_se"] else "does not hold"
+
+
+def _fixed_net_claims(per_seed: list[dict[int, dict[str, Any]]], p: Any, lr: dict[str, Any]) -> list[Claim]:
+    """The README 0.2.6 claims from :func:`_fixed_net_seed`'s rows, the nets combined by :func:`_combined_verdict`."""
+    nets = list(per_seed[0])
+    where = f"digits-shift ({DIGITS_SHIFT} digits 0-4) from one fixed pretrained net per row (pretraining seeds {nets})"
+    head = f"one fixed pretrained net per row (pretraining seeds {nets}), its digits-0-4 head reused"
+    claims = []
+    descent = {k: _descent_measured([r[k]["one_over_l"] for r in per_seed if "one_over_l" in r[k]]) for k in nets}
+    for i, (suffix, what) in enumerate(DESCENT_READOUTS):
+        by_net = {str(k): descent[k][i] for k in nets}
+        verdict = _combined_verdict([m["verdict"] for m in by_net.values()])
+        claims.append(Claim(
+            id=f"fixed-net-{suffix}", statement=_descent_statement(f"{where}: ", what), paper=None,
+            measured={"verdict": verdict, "pretraining_seeds": nets, "per_net": by_net},
+            criterion=DESCENT_CRITERION.format(what=what) + ", on every net (else 'does not hold' if it fails on a "
+            "net whose control passes, otherwise 'cannot answer')",
+            holds=verdict == "holds", scale_note=_descent_note(p, head),
+        ))  # fmt: skip
+    rows = {k: [r[k] for r in per_seed if "runs" in r[k]] for k in nets}
+    note = (f"MLP 64-128x4 pretrained on sklearn digits 0-4 (fixed per row), adapted to {DIGITS_SHIFT} digits 0-4 with "
+            f"{p.shots} images per class, {p.steps} steps of {p.batch_size}, r_ref={p.r_ref}, LoRA+ 16; paper: "
+            "T5-base on GLUE, Llama-3.1-8B on MetaMathQA->GSM8K.")  # fmt: skip
+    gaps, controls, verdicts = {}, {}, {}
+    for k in nets:
+        acc = {m: [r["runs"][m]["accuracy"] for r in rows[k]] for m in SHIFT_METHODS} | {
+            "head": [r["head"] for r in rows[k]]
+        }
+        correct = {m: [r["runs"][m]["correct"] for r in rows[k]] for m in SHIFT_METHODS}
+        correct["head"] = [r["head_correct"] for r in rows[k]]
+        control = _paired_claim("c", "LoRA > un-adapted", "lora", "head", acc, None, note, correct).measured
+        control["passes"] = bool(control["paired_gap"] > 2 * control["paired_gap_se"])
+        gap = _paired_claim("g", "GoRA > LoRA", "gora", "lora", acc, None, note, correct).measured
+        gap |= {"lr": lr["chosen"][k], "lr_validation": lr["validation_accuracy"][k],
+                "trainable": {m: rows[k][0]["runs"][m]["trainable"] for m in SHIFT_METHODS}}  # fmt: skip
+        controls[str(k)], gaps[str(k)] = control, gap
+        verdicts[str(k)] = gap["verdict"] = _trained_verdict(gap, control["passes"])
+    claims.append(Claim(
+        id="shift-positive-control",
+        statement=f"Control: on {where}, the readout sees adaptation (LoRA beats the un-adapted pretrained net).",
+        paper=None, measured={"pretraining_seeds": nets, "per_net": controls},
+        criterion="mean paired test-accuracy gap (LoRA - un-adapted net) > 2 SE over the seeds, on every net",
+        holds=all(c["passes"] for c in controls.values()), scale_note=note,
+    ))  # fmt: skip
+    verdict = _combined_verdict(list(verdicts.values()))
+    claims.append(Claim(
+        id="shift-gora-beats-lora",
+        statement=f"At LoRA's parameter budget GoRA reaches higher accuracy than LoRA ({where}).",
+        paper={"T5-base GLUE avg gain": 5.88, "Llama-3.1-8B GSM8K gain": 5.13},
+        measured={"verdict": verdict, "pretraining_seeds": nets, "per_net": gaps},
+        criterion=f"on every net: mean paired accuracy gap (GoRA - LoRA) > 2 SE over the seeds, both arms' mean inside "
+        f"{SATURATED} and the positive control passing (else 'cannot answer' on that net); 'does not hold' if it "
+        "fails on a net where it can answer",
+        holds=verdict == "holds", scale_note=note,
+    ))  # fmt: skip
+    return claims
+
+
+def _fixed_net_part(p: Any, seed: int) -> tuple[list[Claim], dict[str, Any]]:
+    """README 0.2.6: the fixed nets, their LR search (split seeds 1000, ...) and the test seeds, in workers."""
+    t0 = time.perf_counter()
+    nets = fixed_nets(p.fixed_nets)
+    phases = {"pretrain_seconds": time.perf_counter() - t0}
+    lr_seeds = [LR_SEED_OFFSET + i for i in range(p.lr_seeds)]
+    items = [(k, m, lr, s) for k in nets for m in SHIFT_METHODS for lr in p.lr_grid for s in lr_seeds]
+    t0 = time.perf_counter()
+    accuracy = dict(zip(items, _parallel(partial(_fixed_net_val, p=p, nets=nets), items, p.fixed_net_workers)))
+    phases["lr_search_seconds"] = time.perf_counter() - t0
+    rng = random.Random(f"fixed-net-lr-{seed}")  # its own tie-break stream: the digits-transfer LRs are unchanged
+    chosen: dict[int, dict[str, float]] = {k: {} for k in nets}
+    grid: dict[int, dict[str, dict[str, float]]] = {k: {} for k in nets}
+    for k in nets:
+        for m in SHIFT_METHODS:
+            val = {lr: statistics.fmean(accuracy[k, m, lr, s] for s in lr_seeds) for lr in p.lr_grid}
+            chosen[k][m], grid[k][m] = _best_lr(val, rng)
+            log.info("fixed net %d, %s: lr %g (validation %s)", k, m, chosen[k][m], grid[k][m])
+    n = max(p.n_seeds, p.shift_trained_seeds)
+    tests = [(seed + i, i < p.n_seeds, i < p.shift_trained_seeds) for i in range(n)]
+    t0 = time.perf_counter()
+    per_seed = _parallel(partial(_fixed_net_seed, p=p, nets=nets, chosen=chosen), tests, p.fixed_net_workers)
+    phases["test_seconds"] = time.perf_counter() - t0
+    lr = {"grid": list(p.lr_grid), "seeds": lr_seeds, "chosen": chosen, "validation_accuracy": grid}
+    config = {"pretraining_seeds": list(nets), "init_seeds": [t[0] for t in tests if t[1]],
+              "trained_seeds": [t[0] for t in tests if t[2]], "lr_search": lr, "phase_seconds": phases}  # fmt: skip
+    return _fixed_net_claims(per_seed, p, lr), config
+
+
 def _one_thread() -> None:
     torch.set_num_threads(1)
 
@@ -376,12 +555,17 @@ def _map_seeds(seeds: list[int], p: Any, chosen: dict[str, float]) -> list[dict[
 
     Every seed is computed from its own seeds and cache, so the numbers do not depend on the worker count.
     """
-    workers = min(p.workers, len(seeds))
+    return _parallel(partial(_test_seed, p=p, chosen=chosen), seeds, p.workers)
+
+
+def _parallel(fn: Callable[[Any], Any], items: list[Any], workers: int) -> list[Any]:
+    """``[fn(x) for x in items]`` in order, in up to ``workers`` spawned processes (one torch thread each)."""
+    workers = min(workers, len(items))
     if workers <= 1:
-        return [_test_seed(s, p, chosen) for s in seeds]
+        return [fn(x) for x in items]
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_one_thread) as pool:
-        return list(pool.map(_test_seed, seeds, [p] * len(seeds), [chosen] * len(seeds)))
+        return list(pool.map(fn, items))
 
 
 def _pick_lr(method: str, p: Any, cache: dict[Any, Any], rng: random.Random) -> tuple[float, dict[str, float]]:
@@ -389,6 +573,11 @@ def _pick_lr(method: str, p: Any, cache: dict[Any, Any], rng: random.Random) -> 
     val = {}
     for lr in p.lr_grid:
         val[lr] = statistics.fmean(_run(method, s, lr, p, cache, split="val")["accuracy"] for s in seeds)
+    return _best_lr(val, rng)
+
+
+def _best_lr(val: dict[float, float], rng: random.Random) -> tuple[float, dict[str, float]]:
+    """The LR of the highest mean validation accuracy in ``val`` (``{lr: accuracy}``), ties at random."""
     best = max(val.values())
     chosen = rng.choice([lr for lr, v in val.items() if v == best])  # ties at random, never by list order
     return chosen, {f"{lr:g}": v for lr, v in val.items()}
@@ -567,6 +756,10 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
         holds=bool(statistics.fmean(share) < INIT_COST_MAX),
         scale_note=f"{p.grad_batches} gradient batches vs {p.steps} steps of a tiny MLP on CPU.",
     ))  # fmt: skip
+    fixed_config: dict[str, Any] = {}
+    if p.fixed_nets:
+        fixed_claims, fixed_config = _fixed_net_part(p, seed)
+        claims.extend(fixed_claims)
     summary = {m: {"mean": statistics.fmean(v), "se": _se(v), "lr": chosen.get(m),
                    "trainable": results[m][0]["trainable"] if m in results else 0,
                    "run_seconds": statistics.fmean(r["init_seconds"] + r["train_seconds"] for r in results[m])
@@ -580,6 +773,7 @@ def reproduce_digits(p: Any, *, profile: str, seed: int, out_dir: Path, title: s
                       "validation_accuracy": grid, "chosen": chosen},
         "summary": summary,
         "phase_seconds": phases,
+        "fixed_net": fixed_config,
     }  # fmt: skip
     notes = (
         "Test accuracy (mean ± SE over seeds; chosen lr; trainable parameters): "
