@@ -284,3 +284,47 @@ def test_readme_run_example_runs(tmp_path, monkeypatch, capsys):
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith("vgsearch run: 2 problems, accuracy ")
     assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 2
+
+
+# 0.2.6: a fresh user's findings on ``run --data``; every test below of an error failed on 0.2.5.
+
+
+@pytest.mark.parametrize("level", [1, 5, "Level 3", "level 5", "4", None])
+def test_loader_accepts_the_levels_of_math500_and_math_as_written(tmp_path, level):
+    """MATH-500 writes ``level`` as an int 1-5, the MATH data set as ``"Level 3"``; both are kept as written."""
+    row = {**ROWS[0], "level": level}
+    path = tmp_path / "p.jsonl"
+    path.write_text(_jsonl([row]))
+    assert read_math_jsonl(path)[0].level == level
+
+
+@pytest.mark.parametrize("level", [0, 6, -1, 12, "Level 9", "Level 0", "hard", "Level ?", "", "3.5"])
+def test_run_level_outside_1_to_5_names_data_the_line_and_level(user_files, capsys, level):
+    (user_files / "problems.jsonl").write_text(_jsonl([ROWS[0], {**ROWS[1], "level": level}]))
+    with pytest.raises(SystemExit) as err:
+        main(_args(user_files))
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert f"--data: {user_files / 'problems.jsonl'} line 2: 'level' must be an int 1-5" in message
+    assert f"got {level!r}" in message and "Traceback" not in message
+    assert not (user_files / "out").exists()
+
+
+@pytest.mark.parametrize("answer", ["", " ", "\t\n"])
+def test_a_blank_answer_is_an_error_not_an_unlabeled_problem(user_files, capsys, answer):
+    """A present but blank ``answer`` names the line and field (it would grade every completion wrong, or be read
+    as a problem without a reference); the paper profile's reader, which needs answers, refuses it too."""
+    from nips25_vgsearch.reproduce import PaperInputError, load_math_jsonl
+
+    path = user_files / "problems.jsonl"
+    path.write_text(_jsonl([ROWS[0], {**ROWS[1], "answer": answer}]))
+    with pytest.raises(SystemExit) as err:
+        main(_args(user_files))
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert f"--data: {path} line 2: 'answer' is blank ({answer!r})" in message
+    assert "leave the field out (or null)" in message and not (user_files / "out").exists()
+    path.write_text(_jsonl([ROWS[0], {**ROWS[1], "answer": " "}]))
+    with pytest.raises(PaperInputError, match=r"VGSEARCH_DATA: .* line 2: 'answer' is blank \(' '\); give the "
+                                              r"reference answer$"):  # fmt: skip
+        load_math_jsonl(path)
