@@ -328,3 +328,95 @@ def test_a_blank_answer_is_an_error_not_an_unlabeled_problem(user_files, capsys,
     with pytest.raises(PaperInputError, match=r"VGSEARCH_DATA: .* line 2: 'answer' is blank \(' '\); give the "
                                               r"reference answer$"):  # fmt: skip
         load_math_jsonl(path)
+
+
+@pytest.mark.parametrize(
+    ("device", "cuda", "count", "mps", "match"),
+    [
+        ("gpu", True, 1, True, "expected cpu, cuda .*, cuda:N .* or mps .*, got 'gpu'"),
+        ("cuda:x", True, 1, True, "expected cpu, cuda .*got 'cuda:x'"),
+        ("cpu:0", True, 1, True, "expected cpu, .*got 'cpu:0'"),
+        ("CUDA", True, 1, True, "expected cpu, .*got 'CUDA'"),
+        ("cuda", False, 0, True, "'cuda': CUDA is not available on this machine .*use --device cpu"),
+        ("cuda:0", False, 0, True, "'cuda:0': CUDA is not available"),
+        ("cuda:2", True, 2, True, r"'cuda:2': this machine has 2 CUDA device\(s\), cuda:0 to cuda:1"),
+        ("mps", True, 1, False, "'mps': the MPS backend is not available on this machine"),
+    ],
+)
+def test_run_bad_device_exits_2_naming_the_flag_before_any_model_loads(
+    user_files, capsys, monkeypatch, device, cuda, count, mps, match
+):
+    """``--device`` is checked at parse time against this machine (CUDA and MPS availability patched here, so the
+    test means the same on a GPU machine): exit 2, the flag and its forms named, no traceback, no model loaded."""
+    import re
+
+    import nips25_vgsearch.hf as hf
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded before --device was checked")
+
+    monkeypatch.setattr(hf, "load_generator", no_load)
+    monkeypatch.setattr(hf, "load_prm", no_load)
+    args = _args(user_files)
+    args[args.index("--device") + 1] = device
+    with pytest.raises(SystemExit) as err:
+        main(args)
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert re.search(f"argument --device: {match}", message) and "Traceback" not in message
+    assert not (user_files / "out").exists()
+
+
+def test_run_device_accepts_the_forms_this_machine_has(monkeypatch):
+    from nips25_vgsearch.cli import _run_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    for text in ("cpu", "cuda", "cuda:0", "cuda:1", "mps"):
+        assert _run_device(text) == text and torch.device(text).type == text.split(":")[0]
+
+
+@pytest.mark.parametrize(
+    ("flag", "remove", "match"),
+    [
+        ("--generator", ["tokenizer.json"], "tokenizer_config.json without a vocabulary file"),
+        ("--prm", ["tokenizer.json", "tokenizer_config.json"], "no tokenizer.json and no tokenizer_config.json"),
+    ],
+)
+def test_run_model_dir_without_tokenizer_files_names_the_flag_and_the_file(user_files, capsys, flag, remove, match):
+    """Checked before loading (and before ``--out`` is created): the flag, the directory and the missing file."""
+    model_dir = user_files / ("gen" if flag == "--generator" else "prm")
+    for name in remove:
+        (model_dir / name).unlink()
+    with pytest.raises(SystemExit) as err:
+        main(_args(user_files))
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert f"{flag}: {model_dir} has no tokenizer files (no tokenizer.json" in message and match in message
+    assert "Traceback" not in message and not (user_files / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("files", "gap"),
+    [
+        (["tokenizer.json"], None),
+        (["tokenizer_config.json", "vocab.json", "merges.txt"], None),  # slow BPE (GPT-2, Qwen2)
+        (["tokenizer_config.json", "tokenizer.model"], None),  # SentencePiece (Llama, Mistral)
+        (["tokenizer_config.json", "vocab.txt"], None),  # WordPiece
+        (["tokenizer_config.json", "vocab.json"], "vocab.json without merges.txt"),
+        (["tokenizer_config.json"], "tokenizer_config.json without a vocabulary file"),
+        (["special_tokens_map.json"], "no tokenizer.json and no tokenizer_config.json"),
+    ],
+)
+def test_tokenizer_files_a_local_directory_needs(tmp_path, files, gap):
+    from nips25_vgsearch.cli import _tokenizer_gap
+
+    for name in files:
+        (tmp_path / name).write_text("{}")
+    result = _tokenizer_gap(tmp_path)
+    assert result is None if gap is None else gap in result
