@@ -420,3 +420,61 @@ def test_tokenizer_files_a_local_directory_needs(tmp_path, files, gap):
         (tmp_path / name).write_text("{}")
     result = _tokenizer_gap(tmp_path)
     assert result is None if gap is None else gap in result
+
+
+class _FailingJson:
+    """``json`` whose ``dumps`` raises at its ``fail_at``-th call (a row that cannot be serialised mid-file)."""
+
+    def __init__(self, fail_at):
+        self.calls, self.fail_at = 0, fail_at
+
+    def dumps(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError("planted failure while serialising")
+        return json.dumps(*args, **kwargs)
+
+
+@pytest.mark.parametrize("failure", ["serialise row 2", "write results", "write summary"])
+def test_run_outputs_are_replaced_whole_or_not_at_all(user_files, capsys, monkeypatch, failure):
+    """A failure while writing OUT leaves each file as it was or whole, never a part of one, and no temporary file:
+    a row that cannot be serialised changes nothing; a full disk at results.jsonl (an OSError at its fsync) keeps
+    both old files and exits 2 naming ``--out``; one at summary.json keeps the old summary beside the whole new
+    results, and says so."""
+    import errno
+    import os
+
+    import nips25_vgsearch.cli as cli
+
+    out = user_files / "out"
+    out.mkdir()
+    old_results, old_summary = '{"old": 1}\n{"old": 2}\n{"old": 3}\n', '{"old": true}\n'
+    (out / "results.jsonl").write_text(old_results)
+    (out / "summary.json").write_text(old_summary)
+    if failure == "serialise row 2":
+        monkeypatch.setattr(cli, "json", _FailingJson(fail_at=2))
+        with pytest.raises(RuntimeError, match="planted failure"):
+            main(_args(user_files, "--method", "best_of_n"))
+    else:
+        real_fsync, calls = os.fsync, []
+
+        def fsync(fd):
+            calls.append(fd)
+            if len(calls) == (1 if failure == "write results" else 2):
+                raise OSError(errno.ENOSPC, "No space left on device")
+            real_fsync(fd)
+
+        monkeypatch.setattr(os, "fsync", fsync)
+        with pytest.raises(SystemExit) as err:
+            main(_args(user_files, "--method", "best_of_n"))
+        assert err.value.code == 2
+        message = capsys.readouterr().err
+        assert "--out: " in message and "No space left on device" in message
+    assert sorted(p.name for p in out.iterdir()) == ["results.jsonl", "summary.json"]  # no temporary file left
+    assert (out / "summary.json").read_text() == old_summary
+    if failure == "write summary":
+        assert f"wrote {out / 'results.jsonl'} but cannot write {out / 'summary.json'}" in message
+        rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        assert [r["id"] for r in rows] == [r["unique_id"] for r in ROWS]  # the whole new file
+    else:
+        assert (out / "results.jsonl").read_text() == old_results

@@ -17,6 +17,7 @@ from nips25_shared import (
     seed_everything,
     seed_int,
 )
+from nips25_shared.cache import atomic_write
 
 __all__ = ["main"]
 
@@ -185,12 +186,20 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "system_prompt": gen.system_prompt, "p_gen": gen.n_params, "p_ver": prm.n_params,
         "grading": "exact match of the last \\boxed{} of the chosen completion with 'answer' (no normalisation)",
     }  # fmt: skip
+    # Both files are serialised before either is touched, and each replaces its old version whole (a temporary file
+    # in OUT, then os.replace): a failure leaves the old file or none, never part of one.
+    results_text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    summary_text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    results_path, summary_path = args.out / "results.jsonl", args.out / "summary.json"
     try:
-        with open(args.out / "results.jsonl", "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(results_path, results_text.encode("utf-8"))
     except OSError as err:
-        parser.error(f"--out: cannot write into {args.out} ({err.strerror or err})")
+        parser.error(f"--out: cannot write {results_path} ({err.strerror or err}); nothing in {args.out} was changed")
+    try:
+        atomic_write(summary_path, summary_text.encode("utf-8"))
+    except OSError as err:
+        parser.error(f"--out: wrote {results_path} but cannot write {summary_path} ({err.strerror or err}); a "
+                     "summary.json there is from an earlier run, not of these results")  # fmt: skip
     acc = (
         "no reference answers"
         if summary["accuracy"] is None
