@@ -284,3 +284,197 @@ def test_readme_run_example_runs(tmp_path, monkeypatch, capsys):
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith("vgsearch run: 2 problems, accuracy ")
     assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 2
+
+
+# 0.2.6: a fresh user's findings on ``run --data``; every test below of an error failed on 0.2.5.
+
+
+@pytest.mark.parametrize("level", [1, 5, "Level 3", "level 5", "4", None])
+def test_loader_accepts_the_levels_of_math500_and_math_as_written(tmp_path, level):
+    """MATH-500 writes ``level`` as an int 1-5, the MATH data set as ``"Level 3"``; both are kept as written."""
+    row = {**ROWS[0], "level": level}
+    path = tmp_path / "p.jsonl"
+    path.write_text(_jsonl([row]))
+    assert read_math_jsonl(path)[0].level == level
+
+
+@pytest.mark.parametrize("level", [0, 6, -1, 12, "Level 9", "Level 0", "hard", "Level ?", "", "3.5"])
+def test_run_level_outside_1_to_5_names_data_the_line_and_level(user_files, capsys, level):
+    (user_files / "problems.jsonl").write_text(_jsonl([ROWS[0], {**ROWS[1], "level": level}]))
+    with pytest.raises(SystemExit) as err:
+        main(_args(user_files))
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert f"--data: {user_files / 'problems.jsonl'} line 2: 'level' must be an int 1-5" in message
+    assert f"got {level!r}" in message and "Traceback" not in message
+    assert not (user_files / "out").exists()
+
+
+@pytest.mark.parametrize("answer", ["", " ", "\t\n"])
+def test_a_blank_answer_is_an_error_not_an_unlabeled_problem(user_files, capsys, answer):
+    """A present but blank ``answer`` names the line and field (it would grade every completion wrong, or be read
+    as a problem without a reference); the paper profile's reader, which needs answers, refuses it too."""
+    from nips25_vgsearch.reproduce import PaperInputError, load_math_jsonl
+
+    path = user_files / "problems.jsonl"
+    path.write_text(_jsonl([ROWS[0], {**ROWS[1], "answer": answer}]))
+    with pytest.raises(SystemExit) as err:
+        main(_args(user_files))
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert f"--data: {path} line 2: 'answer' is blank ({answer!r})" in message
+    assert "leave the field out (or null)" in message and not (user_files / "out").exists()
+    path.write_text(_jsonl([ROWS[0], {**ROWS[1], "answer": " "}]))
+    with pytest.raises(PaperInputError, match=r"VGSEARCH_DATA: .* line 2: 'answer' is blank \(' '\); give the "
+                                              r"reference answer$"):  # fmt: skip
+        load_math_jsonl(path)
+
+
+@pytest.mark.parametrize(
+    ("device", "cuda", "count", "mps", "match"),
+    [
+        ("gpu", True, 1, True, "expected cpu, cuda .*, cuda:N .* or mps .*, got 'gpu'"),
+        ("cuda:x", True, 1, True, "expected cpu, cuda .*got 'cuda:x'"),
+        ("cpu:0", True, 1, True, "expected cpu, .*got 'cpu:0'"),
+        ("CUDA", True, 1, True, "expected cpu, .*got 'CUDA'"),
+        ("cuda", False, 0, True, "'cuda': CUDA is not available on this machine .*use --device cpu"),
+        ("cuda:0", False, 0, True, "'cuda:0': CUDA is not available"),
+        ("cuda:2", True, 2, True, r"'cuda:2': this machine has 2 CUDA device\(s\), cuda:0 to cuda:1"),
+        ("mps", True, 1, False, "'mps': the MPS backend is not available on this machine"),
+    ],
+)
+def test_run_bad_device_exits_2_naming_the_flag_before_any_model_loads(
+    user_files, capsys, monkeypatch, device, cuda, count, mps, match
+):
+    """``--device`` is checked at parse time against this machine (CUDA and MPS availability patched here, so the
+    test means the same on a GPU machine): exit 2, the flag and its forms named, no traceback, no model loaded."""
+    import re
+
+    import nips25_vgsearch.hf as hf
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("a model was loaded before --device was checked")
+
+    monkeypatch.setattr(hf, "load_generator", no_load)
+    monkeypatch.setattr(hf, "load_prm", no_load)
+    args = _args(user_files)
+    args[args.index("--device") + 1] = device
+    with pytest.raises(SystemExit) as err:
+        main(args)
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert re.search(f"argument --device: {match}", message) and "Traceback" not in message
+    assert not (user_files / "out").exists()
+
+
+def test_run_device_accepts_the_forms_this_machine_has(monkeypatch):
+    from nips25_vgsearch.cli import _run_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    for text in ("cpu", "cuda", "cuda:0", "cuda:1", "mps"):
+        assert _run_device(text) == text and torch.device(text).type == text.split(":")[0]
+
+
+@pytest.mark.parametrize(
+    ("flag", "remove", "match"),
+    [
+        ("--generator", ["tokenizer.json"], "tokenizer_config.json without a vocabulary file"),
+        ("--prm", ["tokenizer.json", "tokenizer_config.json"], "no tokenizer.json and no tokenizer_config.json"),
+    ],
+)
+def test_run_model_dir_without_tokenizer_files_names_the_flag_and_the_file(user_files, capsys, flag, remove, match):
+    """Checked before loading (and before ``--out`` is created): the flag, the directory and the missing file."""
+    model_dir = user_files / ("gen" if flag == "--generator" else "prm")
+    for name in remove:
+        (model_dir / name).unlink()
+    with pytest.raises(SystemExit) as err:
+        main(_args(user_files))
+    assert err.value.code == 2
+    message = capsys.readouterr().err
+    assert f"{flag}: {model_dir} has no tokenizer files (no tokenizer.json" in message and match in message
+    assert "Traceback" not in message and not (user_files / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("files", "gap"),
+    [
+        (["tokenizer.json"], None),
+        (["tokenizer_config.json", "vocab.json", "merges.txt"], None),  # slow BPE (GPT-2, Qwen2)
+        (["tokenizer_config.json", "tokenizer.model"], None),  # SentencePiece (Llama, Mistral)
+        (["tokenizer_config.json", "vocab.txt"], None),  # WordPiece
+        (["tokenizer_config.json", "vocab.json"], "vocab.json without merges.txt"),
+        (["tokenizer_config.json"], "tokenizer_config.json without a vocabulary file"),
+        (["special_tokens_map.json"], "no tokenizer.json and no tokenizer_config.json"),
+    ],
+)
+def test_tokenizer_files_a_local_directory_needs(tmp_path, files, gap):
+    from nips25_vgsearch.cli import _tokenizer_gap
+
+    for name in files:
+        (tmp_path / name).write_text("{}")
+    result = _tokenizer_gap(tmp_path)
+    assert result is None if gap is None else gap in result
+
+
+class _FailingJson:
+    """``json`` whose ``dumps`` raises at its ``fail_at``-th call (a row that cannot be serialised mid-file)."""
+
+    def __init__(self, fail_at):
+        self.calls, self.fail_at = 0, fail_at
+
+    def dumps(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError("planted failure while serialising")
+        return json.dumps(*args, **kwargs)
+
+
+@pytest.mark.parametrize("failure", ["serialise row 2", "write results", "write summary"])
+def test_run_outputs_are_replaced_whole_or_not_at_all(user_files, capsys, monkeypatch, failure):
+    """A failure while writing OUT leaves each file as it was or whole, never a part of one, and no temporary file:
+    a row that cannot be serialised changes nothing; a full disk at results.jsonl (an OSError at its fsync) keeps
+    both old files and exits 2 naming ``--out``; one at summary.json keeps the old summary beside the whole new
+    results, and says so."""
+    import errno
+    import os
+
+    import nips25_vgsearch.cli as cli
+
+    out = user_files / "out"
+    out.mkdir()
+    old_results, old_summary = '{"old": 1}\n{"old": 2}\n{"old": 3}\n', '{"old": true}\n'
+    (out / "results.jsonl").write_text(old_results)
+    (out / "summary.json").write_text(old_summary)
+    if failure == "serialise row 2":
+        monkeypatch.setattr(cli, "json", _FailingJson(fail_at=2))
+        with pytest.raises(RuntimeError, match="planted failure"):
+            main(_args(user_files, "--method", "best_of_n"))
+    else:
+        real_fsync, calls = os.fsync, []
+
+        def fsync(fd):
+            calls.append(fd)
+            if len(calls) == (1 if failure == "write results" else 2):
+                raise OSError(errno.ENOSPC, "No space left on device")
+            real_fsync(fd)
+
+        monkeypatch.setattr(os, "fsync", fsync)
+        with pytest.raises(SystemExit) as err:
+            main(_args(user_files, "--method", "best_of_n"))
+        assert err.value.code == 2
+        message = capsys.readouterr().err
+        assert "--out: " in message and "No space left on device" in message
+    assert sorted(p.name for p in out.iterdir()) == ["results.jsonl", "summary.json"]  # no temporary file left
+    assert (out / "summary.json").read_text() == old_summary
+    if failure == "write summary":
+        assert f"wrote {out / 'results.jsonl'} but cannot write {out / 'summary.json'}" in message
+        rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        assert [r["id"] for r in rows] == [r["unique_id"] for r in ROWS]  # the whole new file
+    else:
+        assert (out / "results.jsonl").read_text() == old_results

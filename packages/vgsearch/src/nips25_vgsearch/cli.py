@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from nips25_shared import (
     seed_everything,
     seed_int,
 )
+from nips25_shared.cache import atomic_write
 
 __all__ = ["main"]
 
@@ -50,12 +52,65 @@ def _run_granularity(text: str) -> int | str:
     return "inf" if g is None else g
 
 
+_DEVICE_FORMS = "cpu, cuda (the current GPU), cuda:N (GPU number N) or mps (Apple GPU)"
+
+
+def _run_device(text: str) -> str:
+    """``--device`` of ``run``: one of :data:`_DEVICE_FORMS` that this machine has, checked before any model loads.
+
+    Raises:
+        argparse.ArgumentTypeError: for another string (``gpu``, ``cuda:x``), ``cuda``/``cuda:N`` without CUDA or
+            with ``N`` out of range, ``mps`` without the MPS backend.
+    """
+    match = re.fullmatch(r"(cpu|mps|cuda)(?::(0|[1-9][0-9]*))?", text)
+    if match is None or (match.group(2) is not None and match.group(1) != "cuda"):
+        raise argparse.ArgumentTypeError(f"expected {_DEVICE_FORMS}, got {text!r}")
+    import torch
+
+    kind, index = match.group(1), match.group(2)
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            raise argparse.ArgumentTypeError(f"{text!r}: CUDA is not available on this machine (torch "
+                                             f"{torch.__version__}); use --device cpu")  # fmt: skip
+        count = torch.cuda.device_count()
+        if index is not None and int(index) >= count:
+            raise argparse.ArgumentTypeError(f"{text!r}: this machine has {count} CUDA device(s), cuda:0 to "
+                                             f"cuda:{count - 1}")  # fmt: skip
+    if kind == "mps" and not torch.backends.mps.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: the MPS backend is not available on this machine (torch "
+                                         f"{torch.__version__}); use --device cpu")  # fmt: skip
+    return text
+
+
+_VOCAB_HINT = "vocab.json with merges.txt, vocab.txt, a SentencePiece *.model or a *.tiktoken file"
+
+
+def _tokenizer_gap(path: Path) -> str | None:
+    """What ``path`` lacks for a tokenizer read offline, or ``None``: ``tokenizer.json`` (a fast tokenizer), or
+    ``tokenizer_config.json`` with the vocabulary of a slow one (:data:`_VOCAB_HINT`)."""
+    if (path / "tokenizer.json").is_file():
+        return None
+    if not (path / "tokenizer_config.json").is_file():
+        return "no tokenizer.json and no tokenizer_config.json"
+    files = {f.name for f in path.iterdir() if f.is_file()}
+    if "vocab.json" in files and "merges.txt" not in files:
+        return "no tokenizer.json, and vocab.json without merges.txt"
+    if "vocab.json" in files or "vocab.txt" in files or any(f.endswith((".model", ".tiktoken")) for f in files):
+        return None
+    return f"no tokenizer.json, and tokenizer_config.json without a vocabulary file ({_VOCAB_HINT})"
+
+
 def _model_dir(path: Path, flag: str, parser: argparse.ArgumentParser) -> None:
-    """Exit 2 naming ``flag`` unless ``path`` is a local Hugging Face model directory (nothing is downloaded)."""
+    """Exit 2 naming ``flag`` unless ``path`` is a local Hugging Face model directory with its tokenizer files
+    (nothing is downloaded)."""
     if not (path / "config.json").is_file():
         what = "does not exist" if not path.exists() else "has no config.json"
         parser.error(f"{flag}: {path} is not a local Hugging Face model directory ({what}); nothing is downloaded, "
                      "give a directory holding config.json, the weights and the tokenizer")  # fmt: skip
+    gap = _tokenizer_gap(path)
+    if gap is not None:
+        parser.error(f"{flag}: {path} has no tokenizer files ({gap}); nothing is downloaded, save the model's "
+                     "tokenizer into the directory (tokenizer.save_pretrained)")  # fmt: skip
 
 
 def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -131,12 +186,20 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         "system_prompt": gen.system_prompt, "p_gen": gen.n_params, "p_ver": prm.n_params,
         "grading": "exact match of the last \\boxed{} of the chosen completion with 'answer' (no normalisation)",
     }  # fmt: skip
+    # Both files are serialised before either is touched, and each replaces its old version whole (a temporary file
+    # in OUT, then os.replace): a failure leaves the old file or none, never part of one.
+    results_text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    summary_text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    results_path, summary_path = args.out / "results.jsonl", args.out / "summary.json"
     try:
-        with open(args.out / "results.jsonl", "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        (args.out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(results_path, results_text.encode("utf-8"))
     except OSError as err:
-        parser.error(f"--out: cannot write into {args.out} ({err.strerror or err})")
+        parser.error(f"--out: cannot write {results_path} ({err.strerror or err}); nothing in {args.out} was changed")
+    try:
+        atomic_write(summary_path, summary_text.encode("utf-8"))
+    except OSError as err:
+        parser.error(f"--out: wrote {results_path} but cannot write {summary_path} ({err.strerror or err}); a "
+                     "summary.json there is from an earlier run, not of these results")  # fmt: skip
     acc = (
         "no reference answers"
         if summary["accuracy"] is None
@@ -269,7 +332,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-chat-template", action="store_true", help="plain prompt even if the tokenizer has a chat template"
     )
     run.add_argument("--dtype", choices=("bfloat16", "float16", "float32"), default="bfloat16")
-    run.add_argument("--device", default=None, help="e.g. cpu, cuda:0 (default: the first GPU if any, else cpu)")
+    run.add_argument(
+        "--device",
+        type=_run_device,
+        default=None,
+        help="cpu, cuda, cuda:N or mps, checked before any model loads (default: the first GPU if any, else cpu)",
+    )
     run.add_argument("--seed", type=seed_int, default=0)
     run.add_argument("-v", "--verbose", action="count", default=0)
     run.add_argument("-q", "--quiet", action="count", default=0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -40,6 +41,8 @@ __all__ = [
 #: Search strategies of :func:`search_problems`: the package's functions of the same names.
 METHODS = ("vg_search", "beam_search", "best_of_n", "dvts")
 _OPTIONAL_STR = ("solution", "subject", "unique_id")
+#: A ``level`` string the reader accepts: ``"3"`` or ``"Level 3"`` (the MATH data set's form), levels 1-5.
+_LEVEL_STR = re.compile(r"\s*(?:level\s*)?[1-5]\s*", re.IGNORECASE)
 
 
 class MathDataError(ValueError):
@@ -56,7 +59,8 @@ class MathProblem:
             has none (only with ``require_answer=False``).
         line: the 1-based line number in the file.
         unique_id, solution, subject: the released file's optional text fields, ``None`` when absent.
-        level: the released file's difficulty (an int 1-5 there; a str such as ``"Level 3"`` is kept as written).
+        level: the released file's difficulty: an int 1-5 (MATH-500), or a str ``"Level N"`` / ``"N"`` with N in 1-5
+            (the MATH data set's form), kept as written; ``None`` when absent.
     """
 
     problem: str
@@ -87,7 +91,8 @@ def read_math_jsonl(
         name: what the caller calls the file (a flag such as ``"--data"``, an environment variable), put first in
             every error message.
         require_answer: a line without an ``answer`` (absent or ``null``) is an error; ``False`` reads it with
-            ``answer=None`` (a problem to solve without grading).
+            ``answer=None`` (a problem to solve without grading). A blank ``answer`` (``""``, whitespace) is an
+            error either way: only an absent one means "no reference".
 
     Returns:
         The problems, one per non-blank line.
@@ -95,9 +100,10 @@ def read_math_jsonl(
     Raises:
         FileNotFoundError: if ``path`` is not a file.
         MathDataError: naming ``name``, the file, the line and the field: a line that is not UTF-8, not JSON or not
-            an object; ``problem`` missing, empty or not a str; ``answer`` missing (with ``require_answer``) or
-            neither a str nor an int; ``solution``/``subject``/``unique_id`` not a str, ``level`` neither an int
-            nor a str; a problem or ``unique_id`` repeated from an earlier line; a file without problems.
+            an object; ``problem`` missing, empty or not a str; ``answer`` missing (with ``require_answer``), blank,
+            or neither a str nor an int; ``solution``/``subject``/``unique_id`` not a str; ``level`` an int outside
+            1-5, a str other than ``"Level N"`` / ``"N"`` (N in 1-5), or neither; a problem or ``unique_id``
+            repeated from an earlier line; a file without problems.
 
     Example:
         >>> import tempfile
@@ -136,6 +142,9 @@ def read_math_jsonl(
         elif isinstance(answer, bool) or not isinstance(answer, (str, int)):
             raise MathDataError(f"{where}: 'answer' must be a str or an int (compared with the boxed answer as "
                                 f"text), got {answer!r}")  # fmt: skip
+        elif isinstance(answer, str) and not answer.strip():
+            absent = "" if require_answer else ", or leave the field out (or null) for a problem to solve ungraded"
+            raise MathDataError(f"{where}: 'answer' is blank ({answer!r}); give the reference answer{absent}")
         extra: dict[str, Any] = {}
         for field in _OPTIONAL_STR:
             value = row.get(field)
@@ -143,8 +152,9 @@ def read_math_jsonl(
                 raise MathDataError(f"{where}: '{field}' must be a str, got {value!r}")
             extra[field] = value
         level = row.get("level")
-        if level is not None and (isinstance(level, bool) or not isinstance(level, (int, str))):
-            raise MathDataError(f"{where}: 'level' must be an int (1-5 in MATH-500) or a str, got {level!r}")
+        if level is not None and not _is_level(level):
+            raise MathDataError(f"{where}: 'level' must be an int 1-5 (MATH-500) or a str 'Level N' / 'N' with N in "
+                                f"1-5 (MATH), got {level!r}; leave the field out (or null) when unknown")  # fmt: skip
         if problem in seen:
             raise MathDataError(f"{where} repeats the problem of line {seen[problem]}")
         seen[problem] = k
@@ -158,6 +168,15 @@ def read_math_jsonl(
     if not out:
         raise MathDataError(f"{name}: {file} holds no problems")
     return out
+
+
+def _is_level(level: object) -> bool:
+    """Whether ``level`` is a MATH difficulty: an int 1-5 (not a bool) or a str matching :data:`_LEVEL_STR`."""
+    if isinstance(level, bool):
+        return False
+    if isinstance(level, int):
+        return 1 <= level <= 5
+    return isinstance(level, str) and _LEVEL_STR.fullmatch(level) is not None
 
 
 def exact_match(completion: str, answer: str) -> bool:
